@@ -1,0 +1,26 @@
+import type { Middleware } from 'koa';
+import type { AppState } from '../appState.js';
+import type { Authenticator } from './principal.js';
+
+/** Query names under which people paste keys into URLs; such a key is burned. */
+const KEY_LIKE_QUERY_NAMES = new Set(['api_key', 'apikey', 'key', 'token', 'access_token']);
+
+/** Verifies the presented key before any cache, limiter or platform work. */
+export function authenticate(authenticator: Authenticator): Middleware<AppState> {
+  return async (ctx, next) => {
+    const keyLikeQueryParameters = Object.entries(ctx.query)
+      .filter(([name, value]) => KEY_LIKE_QUERY_NAMES.has(name.toLowerCase()) || holdsKey(value))
+      .map(([name]) => name);
+    ctx.state.principal = await authenticator.authenticate({
+      authorization: ctx.get('Authorization') || undefined,
+      apiKeyHeader: ctx.req.headers['x-api-key'],
+      keyLikeQueryParameters,
+    });
+    await next();
+  };
+}
+
+function holdsKey(value: string | string[] | undefined): boolean {
+  const values = Array.isArray(value) ? value : value === undefined ? [] : [value];
+  return values.some((v) => v.trimStart().startsWith('atl_'));
+}

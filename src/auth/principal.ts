@@ -1,0 +1,20 @@
+/** Who is calling: known only after the key has been verified. */
+export interface Principal {
+  readonly organizationId: string;
+  readonly keyId: string;
+  /** `atl_` + 8 characters: the only part of a key that may be logged. */
+  readonly keyPrefix: string;
+}
+
+/** The credentials a request presented, as raw header values and suspicious query names. */
+export interface PresentedCredentials {
+  readonly authorization: string | undefined;
+  readonly apiKeyHeader: string | string[] | undefined;
+  /** Query parameter names that look like a key was put in the URL. */
+  readonly keyLikeQueryParameters: readonly string[];
+}
+
+/** Turns presented credentials into a principal, or throws ApiError (401/403/503). */
+export interface Authenticator {
+  authenticate(credentials: PresentedCredentials): Promise<Principal>;
+}

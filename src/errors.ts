@@ -1,0 +1,118 @@
+/**
+ * One error type for everything the gateway answers with a failure, a closed set of
+ * codes, and one code → status map. Upstream failures arrive as UpstreamError and
+ * are translated here, and only here, into what a consumer may see.
+ */
+
+export type ErrorCode =
+  | 'BAD_REQUEST'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'URI_TOO_LONG'
+  | 'HEADERS_TOO_LARGE'
+  | 'RATE_LIMITED'
+  | 'INTERNAL'
+  | 'UPSTREAM_ERROR'
+  | 'SERVICE_UNAVAILABLE'
+  | 'UPSTREAM_TIMEOUT';
+
+export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze({
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  URI_TOO_LONG: 414,
+  HEADERS_TOO_LARGE: 431,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  UPSTREAM_ERROR: 502,
+  SERVICE_UNAVAILABLE: 503,
+  UPSTREAM_TIMEOUT: 504,
+});
+
+export interface ApiErrorOptions {
+  /** A stable, machine-readable refinement of the code (e.g. `expired_key`). */
+  reason?: string;
+  /** Response headers that belong to this failure (Retry-After, Allow, WWW-Authenticate). */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** A failure whose code and message are safe to show to the consumer. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly reason: string | undefined;
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options: ApiErrorOptions = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ApiError';
+    this.status = STATUS_BY_CODE[code];
+    this.reason = options.reason;
+    this.headers = Object.freeze({ ...options.headers });
+  }
+}
+
+export type UpstreamName = 'platform' | 'key-service';
+
+/**
+ * What went wrong talking to an upstream. `detail` is for logs only: it may hold
+ * upstream messages or hosts and never reaches a response body.
+ */
+export type UpstreamFailure =
+  | 'timeout' // no answer within UPSTREAM_TIMEOUT_MS
+  | 'throttled' // 429 or 503, possibly with Retry-After
+  | 'unreachable' // connection refused, reset, DNS
+  | 'bad_answer'; // 5xx, malformed body, GraphQL errors, 401 to our service token
+
+export class UpstreamError extends Error {
+  constructor(
+    readonly upstream: UpstreamName,
+    readonly failure: UpstreamFailure,
+    readonly detail: string,
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(`${upstream} ${failure}: ${detail}`);
+    this.name = 'UpstreamError';
+  }
+}
+
+const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
+/** Anything thrown → the ApiError the consumer sees. Unknown errors become a bare 500. */
+export function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err instanceof UpstreamError) return fromUpstreamError(err);
+  return new ApiError('INTERNAL', 'An internal error occurred.', { cause: err });
+}
+
+function fromUpstreamError(err: UpstreamError): ApiError {
+  const retryAfter = String(err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS);
+  // The key service decides who gets in: when it cannot answer, fail closed with 503.
+  if (err.upstream === 'key-service') {
+    return new ApiError('SERVICE_UNAVAILABLE', 'Authentication is temporarily unavailable. Retry later.', {
+      reason: 'key_service_unavailable',
+      headers: { 'Retry-After': retryAfter },
+      cause: err,
+    });
+  }
+  switch (err.failure) {
+    case 'timeout':
+      return new ApiError('UPSTREAM_TIMEOUT', 'The data source did not answer in time.', { cause: err });
+    case 'throttled':
+      return new ApiError('SERVICE_UNAVAILABLE', 'The data source is busy. Retry later.', {
+        headers: { 'Retry-After': retryAfter },
+        cause: err,
+      });
+    case 'unreachable':
+    case 'bad_answer':
+      return new ApiError('UPSTREAM_ERROR', 'The data source failed to answer.', { cause: err });
+  }
+}

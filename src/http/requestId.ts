@@ -1,0 +1,20 @@
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+import type { AppState } from '../appState.js';
+
+/** A caller's id is kept only when it is short and plain, so it is safe in logs and headers. */
+const WELL_FORMED = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+export function isWellFormedRequestId(value: string | undefined): value is string {
+  return value !== undefined && WELL_FORMED.test(value);
+}
+
+/** Every answer carries X-Request-Id: the caller's, if well formed, else a new UUID. */
+export function assignRequestId(): Middleware<AppState> {
+  return async (ctx, next) => {
+    const given = ctx.get('X-Request-Id');
+    ctx.state.requestId = isWellFormedRequestId(given) ? given : randomUUID();
+    ctx.set('X-Request-Id', ctx.state.requestId);
+    await next();
+  };
+}

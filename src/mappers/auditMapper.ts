@@ -1,0 +1,50 @@
+import { setupRequired, type SetupRequired } from './setupRequired.js';
+import { toUtcTimestamp } from './utcTimestamp.js';
+
+export interface CompletedAuditRun {
+  id: string;
+  completedAt: string | null;
+  scores: { overall: number | null; aiCrawl: number | null; contentDecay: number | null; technical: number | null } | null;
+  issueSummary: ReadonlyArray<{ severity: 'CRITICAL' | 'WARNING' | 'INFO'; count: number }>;
+}
+
+export interface AuditPayload {
+  site: string;
+  audit: {
+    latestRun: {
+      id: string;
+      completedAt: string;
+      scores: { overall: number | null; aiCrawl: number | null; decay: number | null; technical: number | null };
+    };
+    issueCounts: { critical: number; warn: number; info: number };
+  };
+}
+
+const COUNT_FIELD = { CRITICAL: 'critical', WARNING: 'warn', INFO: 'info' } as const;
+
+/** The newest completed run's scores and counts (never issue rows); none → setup required. */
+export function toAuditPayload(site: string, run: CompletedAuditRun | null): AuditPayload | SetupRequired<'no_audit'> {
+  if (run === null) return setupRequired(site, 'no_audit');
+  if (run.completedAt === null) throw new TypeError('a completed audit run has no completedAt');
+  const issueCounts = { critical: 0, warn: 0, info: 0 };
+  for (const row of run.issueSummary) {
+    const field = COUNT_FIELD[row.severity];
+    if (field !== undefined) issueCounts[field] += row.count;
+  }
+  return {
+    site,
+    audit: {
+      latestRun: {
+        id: run.id,
+        completedAt: toUtcTimestamp(run.completedAt),
+        scores: {
+          overall: run.scores?.overall ?? null,
+          aiCrawl: run.scores?.aiCrawl ?? null,
+          decay: run.scores?.contentDecay ?? null,
+          technical: run.scores?.technical ?? null,
+        },
+      },
+      issueCounts,
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { compareCodePoints } from './codePointOrder.js';
+import { toPublicPosition } from './position.js';
+
+export interface TrackedKeywordNode {
+  keyword: string;
+  position: number | null;
+  searchVolume: number | null;
+  cluster: { label: string } | null;
+}
+
+export interface PublicKeyword {
+  keyword: string;
+  position: number | null;
+  unranked: boolean;
+  volume: number | null;
+  clusterLabel: string | null;
+}
+
+export interface KeywordsPayload {
+  site: string;
+  keywords: PublicKeyword[];
+}
+
+/** Best position first (ties by text, code point order), then unranked keywords by text. */
+export function toKeywords(nodes: readonly TrackedKeywordNode[], limit: number): PublicKeyword[] {
+  const keywords = nodes.map(
+    (node): PublicKeyword => {
+      const position = toPublicPosition(node.position);
+      return {
+        keyword: node.keyword,
+        position,
+        unranked: position === null,
+        volume: node.searchVolume ?? null,
+        clusterLabel: node.cluster?.label ?? null,
+      };
+    },
+  );
+  keywords.sort(byRankThenText);
+  return keywords.slice(0, limit);
+}
+
+function byRankThenText(a: PublicKeyword, b: PublicKeyword): number {
+  if (a.position !== null && b.position !== null && a.position !== b.position) return a.position - b.position;
+  if (a.position === null && b.position !== null) return 1;
+  if (a.position !== null && b.position === null) return -1;
+  return compareCodePoints(a.keyword, b.keyword);
+}
+
+export function toKeywordsPayload(site: string, keywords: PublicKeyword[]): KeywordsPayload {
+  return { site, keywords };
+}

@@ -1,0 +1,10 @@
+import type { Principal } from '../auth/principal.js';
+
+/** Counts successful calls toward the organization's usage. */
+export interface UsageRecorder {
+  record(principal: Principal, route: string): void;
+  /** Events of this organization accepted here but not yet acknowledged by the key service. */
+  pending(organizationId: string): number;
+  /** Sends every pending event; resolves when all were accepted or the deadline passed. */
+  close(deadlineMs: number): Promise<void>;
+}

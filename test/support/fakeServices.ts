@@ -1,0 +1,72 @@
+import { pino } from 'pino';
+import type { Authenticator, Principal } from '../../src/auth/principal.js';
+import { uncachedAnswers } from '../../src/cache/uncachedAnswers.js';
+import { ApiError } from '../../src/errors.js';
+import type { RequestLimiter } from '../../src/limits/requestLimiter.js';
+import { createPlatformClient } from '../../src/platform/platformClient.js';
+import type { Services } from '../../src/services.js';
+import type { UsageRecorder } from '../../src/usage/usageRecorder.js';
+
+export const PLATFORM_URL = 'http://platform.test/graphql';
+export const PLATFORM_TOKEN = 'platform-token';
+
+/** Bearer tokens the fake authenticator accepts, and the organization each belongs to. */
+export const TEST_PRINCIPALS: Readonly<Record<string, Principal>> = {
+  'key-org-a': { organizationId: 'org_a', keyId: 'key_a', keyPrefix: 'atl_aaaaaaaa' },
+  'key-org-b': { organizationId: 'org_b', keyId: 'key_b', keyPrefix: 'atl_bbbbbbbb' },
+};
+
+/** The authentication seam for route tests: a bearer token names a test principal. */
+export function fakeAuthenticator(): Authenticator {
+  return {
+    async authenticate({ authorization }) {
+      const token = authorization?.replace(/^Bearer\s+/i, '') ?? '';
+      const principal = TEST_PRINCIPALS[token];
+      if (!principal) throw new ApiError('UNAUTHORIZED', 'Unknown key.', { reason: 'invalid_key' });
+      return principal;
+    },
+  };
+}
+
+export function unlimitedLimiter(): RequestLimiter {
+  return {
+    async take() {
+      return { allowed: true, limit: 1000, remaining: 999, resetSeconds: 60, windowSeconds: 60 };
+    },
+    async close() {},
+  };
+}
+
+export interface RecordedUsage extends UsageRecorder {
+  readonly events: Array<{ organizationId: string; keyId: string; route: string }>;
+}
+
+export function recordingUsage(): RecordedUsage {
+  const events: RecordedUsage['events'] = [];
+  return {
+    events,
+    record(principal, route) {
+      events.push({ organizationId: principal.organizationId, keyId: principal.keyId, route });
+    },
+    pending(organizationId) {
+      return events.filter((e) => e.organizationId === organizationId).length;
+    },
+    async close() {},
+  };
+}
+
+/** 2026-11-21T12:00:00Z unless a test says otherwise. */
+export const FIXED_NOW = new Date('2026-11-21T12:00:00.000Z');
+
+export function fakeServices(overrides: Partial<Services> = {}): Services {
+  return {
+    logger: pino({ level: 'silent' }),
+    now: () => FIXED_NOW,
+    authenticator: fakeAuthenticator(),
+    limiter: unlimitedLimiter(),
+    cache: uncachedAnswers(),
+    usage: recordingUsage(),
+    platform: createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 500 }),
+    ...overrides,
+  };
+}
