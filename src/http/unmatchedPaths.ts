@@ -10,9 +10,9 @@ const ALLOW = 'GET, HEAD';
  * about any organization.
  */
 export function unmatchedPaths(knownPaths: readonly string[]): Middleware<AppState> {
-  const known = new Set(knownPaths.map(withoutTrailingSlash));
+  const known = new Set(knownPaths.map(comparablePath));
   return async (ctx) => {
-    if (known.has(withoutTrailingSlash(ctx.path))) {
+    if (known.has(comparablePath(ctx.path))) {
       throw new ApiError('METHOD_NOT_ALLOWED', `${ctx.method} is not allowed here; use GET.`, {
         headers: { Allow: ALLOW },
       });
@@ -23,6 +23,8 @@ export function unmatchedPaths(knownPaths: readonly string[]): Middleware<AppSta
   };
 }
 
-function withoutTrailingSlash(path: string): string {
-  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+/** Matches paths the way the router does: case-insensitive, one trailing slash optional. */
+function comparablePath(path: string): string {
+  const lower = path.toLowerCase();
+  return lower.length > 1 && lower.endsWith('/') ? lower.slice(0, -1) : lower;
 }

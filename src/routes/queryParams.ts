@@ -24,7 +24,9 @@ export function requireSite(query: QueryValues): string {
  * the spec makes invalid values use the default rather than fail.
  */
 export function positiveIntOrDefault(raw: string | string[] | undefined, fallback: number, max: number): number {
-  if (typeof raw !== 'string' || !/^\d{1,12}$/.test(raw)) return fallback;
+  if (typeof raw !== 'string' || !/^[0-9]+$/.test(raw)) return fallback;
+  // Any number of digits is a valid (if huge) value and clamps; Number() of a long
+  // digit string is a large finite number or Infinity, both above any maximum.
   const value = Number(raw);
   if (value < 1) return fallback;
   return Math.min(value, max);

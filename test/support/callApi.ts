@@ -1,0 +1,59 @@
+import assert from 'node:assert/strict';
+import { createApp } from '../../src/app.js';
+import type { Services } from '../../src/services.js';
+import { fakeServices, PLATFORM_URL } from './fakeServices.js';
+import { listen } from './http.js';
+
+export interface ApiAnswer {
+  readonly status: number;
+  readonly headers: Headers;
+  readonly text: string;
+  /** The parsed body (undefined when it is empty). */
+  readonly body: unknown;
+}
+
+export interface ServedApp {
+  /** GET (or `method`) a path with the given bearer key (none when `key` is null). */
+  call(path: string, options?: { key?: string | null; method?: string; headers?: Record<string, string> }): Promise<ApiAnswer>;
+  close(): Promise<void>;
+}
+
+/** createApp(fakeServices(overrides)) on a loopback port. */
+export async function serveApp(overrides: Partial<Services> = {}): Promise<ServedApp> {
+  const server = await listen(createApp(fakeServices(overrides)));
+  return {
+    async call(path, { key = 'key-org-a', method = 'GET', headers = {} } = {}) {
+      const res = await fetch(`${server.url}${path}`, {
+        method,
+        headers: key === null ? headers : { authorization: `Bearer ${key}`, ...headers },
+      });
+      const text = await res.text();
+      return { status: res.status, headers: res.headers, text, body: text === '' ? undefined : JSON.parse(text) };
+    },
+    close: () => server.close(),
+  };
+}
+
+const PLATFORM_HOST = new URL(PLATFORM_URL).hostname;
+
+/**
+ * A failure body says nothing about upstreams: no host, no stack frame, none of the
+ * upstream's own words (`upstreamWords`), and exactly the failure envelope's fields.
+ */
+export function assertSafeFailure(answer: ApiAnswer, code: string, upstreamWords: readonly string[] = []): void {
+  assert.equal(answer.headers.get('content-type')?.startsWith('application/json'), true);
+  assert.ok(!answer.text.includes(PLATFORM_HOST), `body names the platform host: ${answer.text}`);
+  assert.ok(!/\bat .+:\d+:\d+/.test(answer.text), `body holds a stack frame: ${answer.text}`);
+  assert.ok(!/graphql/i.test(answer.text), `body mentions GraphQL: ${answer.text}`);
+  for (const word of upstreamWords) assert.ok(!answer.text.includes(word), `body repeats the upstream's "${word}"`);
+  const body = answer.body as { data: unknown; meta: Record<string, unknown>; errors: Array<Record<string, unknown>> };
+  assert.deepEqual(Object.keys(body).sort(), ['data', 'errors', 'meta']);
+  assert.equal(body.data, null);
+  assert.equal(typeof body.meta.requestId, 'string');
+  assert.deepEqual(Object.keys(body.meta), ['requestId']);
+  assert.equal(body.errors.length, 1);
+  const [entry] = body.errors;
+  assert.equal(entry?.code, code);
+  assert.equal(typeof entry?.message, 'string');
+  for (const field of Object.keys(entry ?? {})) assert.ok(['code', 'message', 'reason'].includes(field), `extra field ${field}`);
+}
