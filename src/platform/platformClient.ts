@@ -40,7 +40,8 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
         // the codegen types already guarantee document and variables belong together.
         const request = { document, variables, signal } as unknown as RequestOptions<TVariables, TResult>;
         const data = await client.request<TResult, TVariables>(request);
-        if (data === null || typeof data !== 'object') {
+        // A batch-shaped answer (a JSON array) comes back as an array: not our operation's data.
+        if (data === null || typeof data !== 'object' || Array.isArray(data)) {
           throw new UpstreamError('platform', 'bad_answer', `${operation}: answer has no data`);
         }
         options.onCall?.(operation, (performance.now() - started) / 1000, 'ok');
@@ -77,15 +78,32 @@ function toUpstreamError(err: unknown, signal: AbortSignal, operation: string): 
     const messages = (err.response.errors ?? []).map((e) => e.message).join('; ');
     return new UpstreamError('platform', 'bad_answer', `${operation}: status ${status} ${messages}`.trim());
   }
-  const message = err instanceof Error ? err.message : String(err);
-  if (err instanceof TypeError && /fetch failed/i.test(message)) {
-    return new UpstreamError('platform', 'unreachable', `${operation}: ${describeCause(err)}`);
+  if (isConnectionFailure(err)) {
+    return new UpstreamError('platform', 'unreachable', `${operation}: ${describe(err)}`);
   }
-  return new UpstreamError('platform', 'bad_answer', `${operation}: ${message}`);
+  return new UpstreamError('platform', 'bad_answer', `${operation}: ${describe(err)}`);
 }
 
-function describeCause(err: Error): string {
-  const cause = err.cause;
-  if (cause instanceof Error) return `${err.message} (${cause.message})`;
-  return err.message;
+/**
+ * fetch rejects with TypeError("fetch failed") whose cause carries a socket error code
+ * (ECONNREFUSED, ENOTFOUND, UND_ERR_SOCKET, ...); some fetch wrappers reject with the
+ * socket error itself. Either way the platform was never heard from.
+ */
+function isConnectionFailure(err: unknown): boolean {
+  if (err instanceof TypeError && /fetch failed/i.test(err.message)) return true;
+  return hasSocketErrorCode(err) || (err instanceof Error && hasSocketErrorCode(err.cause));
+}
+
+function hasSocketErrorCode(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || !('code' in value)) return false;
+  const code = (value as { code: unknown }).code;
+  return typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code);
+}
+
+function describe(err: unknown): string {
+  if (!(err instanceof Error)) {
+    const message = typeof err === 'object' && err !== null && 'message' in err ? (err as { message: unknown }).message : err;
+    return String(message);
+  }
+  return err.cause instanceof Error ? `${err.message} (${err.cause.message})` : err.message;
 }
