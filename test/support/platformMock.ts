@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import nock from 'nock';
 import { PLATFORM_URL } from './fakeServices.js';
 
@@ -68,4 +69,13 @@ function toPostedOperation(body: nock.Body, authorization: string | undefined): 
     variables: (record.variables ?? {}) as Record<string, unknown>,
     authorization,
   };
+}
+
+/** Every platform call carried the service token and was scoped to `organizationId`. */
+export function assertEveryCallScoped(posted: readonly PostedOperation[], organizationId: string, token: string): void {
+  assert.ok(posted.length > 0, 'the gateway made no platform call');
+  for (const operation of posted) {
+    assert.equal(operation.authorization, `Bearer ${token}`, `${operation.operationName} without the service token`);
+    assert.equal(operation.variables.organizationId, organizationId, `${operation.operationName} scoped elsewhere`);
+  }
 }
