@@ -6,6 +6,10 @@ import { ApiError } from '../errors.js';
  * a missing one); several ask the caller for the exact domain.
  */
 export function singleSite<S>(matches: readonly S[] | null | undefined): S {
+  // A non-list is the platform breaking its schema (→ 502), not a lookup with many matches.
+  if (matches !== null && matches !== undefined && !Array.isArray(matches)) {
+    throw new TypeError('siteLookup is not a list');
+  }
   const list = matches ?? [];
   if (list.length === 0) {
     throw new ApiError('NOT_FOUND', 'No site matches `site` in your organization.', { reason: 'site_not_found' });

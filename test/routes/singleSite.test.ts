@@ -22,4 +22,9 @@ describe('singleSite', () => {
         err instanceof ApiError && err.code === 'BAD_REQUEST' && err.status === 400 && /exact domain/.test(err.message),
     );
   });
+
+  it('refuses an answer that is not a list (the platform broke its schema), rather than calling it ambiguous', () => {
+    assert.throws(() => singleSite('two sites' as unknown as string[]), TypeError);
+    assert.throws(() => singleSite({ length: 2 } as unknown as string[]), TypeError);
+  });
 });

@@ -50,6 +50,7 @@ export function assertSafeFailure(answer: ApiAnswer, code: string, upstreamWords
   assert.deepEqual(Object.keys(body).sort(), ['data', 'errors', 'meta']);
   assert.equal(body.data, null);
   assert.equal(typeof body.meta.requestId, 'string');
+  assert.equal(body.meta.requestId, answer.headers.get('x-request-id'));
   assert.deepEqual(Object.keys(body.meta), ['requestId']);
   assert.equal(body.errors.length, 1);
   const [entry] = body.errors;

@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict';
+import nock from 'nock';
+import type { Authenticator } from '../../src/auth/principal.js';
+import { assertSafeFailure, serveApp, type ServedApp } from '../support/callApi.js';
+import { fakeAuthenticator } from '../support/fakeServices.js';
+
+const ROUTE_PATHS = ['/v1/api/rankings', '/v1/api/ai-visibility/summary', '/v1/api/keywords', '/v1/api/audit-issues'];
+
+describe('unmatched paths and methods', () => {
+  let app: ServedApp;
+  let authentications = 0;
+
+  before(async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    const real = fakeAuthenticator();
+    const counting: Authenticator = {
+      authenticate(credentials) {
+        authentications++;
+        return real.authenticate(credentials);
+      },
+    };
+    app = await serveApp({ authenticator: counting });
+  });
+  beforeEach(() => {
+    authentications = 0;
+  });
+  after(async () => {
+    await app.close();
+    nock.enableNetConnect();
+  });
+
+  it('answers 404 NOT_FOUND in the envelope for unknown paths under /v1/api/, before authentication', async () => {
+    for (const path of ['/v1/api/unknown', '/v1/api/', '/v1/api', '/v1/api/rankings/extra', '/v1/api/ai-visibility', '/v2/api/rankings', '/v1/api/keywords.json']) {
+      for (const key of [null, 'not-a-known-key', 'key-org-a']) {
+        const answer = await app.call(`${path}?site=example.com`, { key });
+        assert.equal(answer.status, 404, `${path} with ${String(key)}`);
+        assertSafeFailure(answer, 'NOT_FOUND');
+      }
+    }
+    assert.equal(authentications, 0, 'the authenticator was never asked');
+  });
+
+  it('answers 405 METHOD_NOT_ALLOWED with Allow for other methods on the four routes, before authentication', async () => {
+    for (const path of ROUTE_PATHS) {
+      for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
+        for (const key of [null, 'key-org-a']) {
+          const answer = await app.call(`${path}?site=example.com`, { key, method });
+          assert.equal(answer.status, 405, `${method} ${path}`);
+          assert.equal(answer.headers.get('allow'), 'GET, HEAD');
+          assertSafeFailure(answer, 'METHOD_NOT_ALLOWED');
+        }
+      }
+    }
+    assert.equal(authentications, 0, 'the authenticator was never asked');
+  });
+
+  it('answers 405, not 404, for a route path written as the router matches it (case, trailing slash)', async () => {
+    for (const path of ['/v1/api/rankings/', '/V1/API/Rankings', '/v1/api/AI-VISIBILITY/summary/']) {
+      const answer = await app.call(path, { method: 'POST' });
+      assert.equal(answer.status, 405, path);
+      assert.equal(answer.headers.get('allow'), 'GET, HEAD');
+    }
+    assert.equal(authentications, 0);
+  });
+
+  it('still authenticates GET on the routes (the 401 comes from the seam)', async () => {
+    const answer = await app.call('/v1/api/rankings?site=example.com', { key: null });
+    assert.equal(answer.status, 401);
+    assertSafeFailure(answer, 'UNAUTHORIZED');
+    assert.equal(authentications, 1);
+  });
+});
