@@ -79,9 +79,9 @@ function toUpstreamError(err: unknown, signal: AbortSignal, operation: string): 
     return new UpstreamError('platform', 'bad_answer', `${operation}: status ${status} ${messages}`.trim());
   }
   if (isConnectionFailure(err)) {
-    return new UpstreamError('platform', 'unreachable', `${operation}: ${describe(err)}`);
+    return new UpstreamError('platform', 'unreachable', `${operation}: ${failureDetail(err)}`);
   }
-  return new UpstreamError('platform', 'bad_answer', `${operation}: ${describe(err)}`);
+  return new UpstreamError('platform', 'bad_answer', `${operation}: ${failureDetail(err)}`);
 }
 
 /**
@@ -100,7 +100,7 @@ function hasSocketErrorCode(value: unknown): boolean {
   return typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code);
 }
 
-function describe(err: unknown): string {
+function failureDetail(err: unknown): string {
   if (!(err instanceof Error)) {
     const message = typeof err === 'object' && err !== null && 'message' in err ? (err as { message: unknown }).message : err;
     return String(message);

@@ -124,4 +124,12 @@ describe('GET /v1/api/rankings', () => {
       { keyword: 'laces', from: null, to: 40, delta: null },
     ]);
   });
+
+  it('scopes the platform call to the key\'s organization, whatever the query string says', async () => {
+    const { scope, posted } = mockPlatform({ body: rankingsAnswer(RANKINGS_SITE) });
+    const answer = await app.call('/v1/api/rankings?site=shoes.example&organizationId=org_a&org=org_a', { key: 'key-org-b' });
+    scope.done();
+    assert.equal(answer.status, 200);
+    assertEveryCallScoped(posted, 'org_b', PLATFORM_TOKEN);
+  });
 });
