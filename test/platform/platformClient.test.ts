@@ -31,7 +31,7 @@ describe('platform client', () => {
     client = createPlatformClient({
       url: PLATFORM_URL,
       token: PLATFORM_TOKEN,
-      timeoutMs: 100,
+      timeoutMs: 5000,
       onCall: (operation, _seconds, outcome) => calls.push({ operation, outcome }),
     });
   });
@@ -156,8 +156,14 @@ describe('platform client', () => {
   });
 
   it('turns an answer later than timeoutMs into timeout', async () => {
-    const { scope } = mockPlatform({ body: graphqlData(ANSWER), delayMs: 400 });
-    await assert.rejects(ask(), upstream('timeout'));
+    const impatient = createPlatformClient({
+      url: PLATFORM_URL,
+      token: PLATFORM_TOKEN,
+      timeoutMs: 100,
+      onCall: (operation, _seconds, outcome) => calls.push({ operation, outcome }),
+    });
+    const { scope } = mockPlatform({ body: graphqlData(ANSWER), delayMs: 600 });
+    await assert.rejects(impatient.request(AiVisibilityDocument, VARIABLES), upstream('timeout'));
     scope.done();
     assert.deepEqual(calls, [{ operation: 'AiVisibility', outcome: 'timeout' }]);
   });

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { createApp } from '../../src/app.js';
 import type { Services } from '../../src/services.js';
-import { fakeServices, PLATFORM_URL } from './fakeServices.js';
+import { createPlatformClient } from '../../src/platform/platformClient.js';
+import { fakeServices, PLATFORM_TOKEN, PLATFORM_URL } from './fakeServices.js';
 import { listen } from './http.js';
 
 export interface ApiAnswer {
@@ -18,9 +19,14 @@ export interface ServedApp {
   close(): Promise<void>;
 }
 
-/** createApp(fakeServices(overrides)) on a loopback port. */
+/**
+ * createApp(fakeServices(overrides)) on a loopback port. The platform client waits up to
+ * 5 s unless a test passes its own, so a busy machine never turns a prompt nock reply
+ * into a 504; timeout tests pass a client with a short timeoutMs.
+ */
 export async function serveApp(overrides: Partial<Services> = {}): Promise<ServedApp> {
-  const server = await listen(createApp(fakeServices(overrides)));
+  const platform = createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 5000 });
+  const server = await listen(createApp(fakeServices({ platform, ...overrides })));
   return {
     async call(path, { key = 'key-org-a', method = 'GET', headers = {} } = {}) {
       const res = await fetch(`${server.url}${path}`, {
