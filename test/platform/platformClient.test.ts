@@ -59,8 +59,8 @@ describe('platform client', () => {
       { body: { data: null, errors: [{ message: 'first above 200', extensions: { code: 'BAD_USER_INPUT' } }] } },
       { body: { data: ANSWER, errors: [{ message: 'partial' }] } },
     );
-    await assert.rejects(ask(), upstream('bad_answer'));
-    await assert.rejects(ask(), upstream('bad_answer'));
+    await assert.rejects(() => ask(), upstream('bad_answer'));
+    await assert.rejects(() => ask(), upstream('bad_answer'));
     scope.done();
     assert.deepEqual(calls, [
       { operation: 'AiVisibility', outcome: 'bad_answer' },
@@ -74,9 +74,9 @@ describe('platform client', () => {
       { status: 502, body: '<html>Bad Gateway</html>', headers: { 'content-type': 'text/html' } },
       { status: 504, body: '' },
     );
-    await assert.rejects(ask(), upstream('bad_answer'));
-    await assert.rejects(ask(), upstream('bad_answer'));
-    await assert.rejects(ask(), upstream('bad_answer'));
+    await assert.rejects(() => ask(), upstream('bad_answer'));
+    await assert.rejects(() => ask(), upstream('bad_answer'));
+    await assert.rejects(() => ask(), upstream('bad_answer'));
     scope.done();
   });
 
@@ -90,13 +90,13 @@ describe('platform client', () => {
       { body: { data: 'text' } },
       { body: '' },
     );
-    for (let i = 0; i < 7; i++) await assert.rejects(ask(), upstream('bad_answer'), `reply ${i}`);
+    for (let i = 0; i < 7; i++) await assert.rejects(() => ask(), upstream('bad_answer'), `reply ${i}`);
     scope.done();
   });
 
   it('turns a 401 to the service token into bad_answer (our configuration, not the caller)', async () => {
     const { scope } = mockPlatform({ status: 401, body: '' });
-    await assert.rejects(ask(), upstream('bad_answer'));
+    await assert.rejects(() => ask(), upstream('bad_answer'));
     scope.done();
   });
 
@@ -107,10 +107,10 @@ describe('platform client', () => {
       { status: 503, body: 'busy', headers: { 'content-type': 'text/plain' } },
       { status: 429, body: '', headers: { 'retry-after': '86400' } },
     );
-    await assert.rejects(ask(), upstream('throttled', 7));
-    await assert.rejects(ask(), upstream('throttled', 12));
-    await assert.rejects(ask(), upstream('throttled', undefined));
-    await assert.rejects(ask(), upstream('throttled', 300)); // clamped: no upstream sets a day's wait
+    await assert.rejects(() => ask(), upstream('throttled', 7));
+    await assert.rejects(() => ask(), upstream('throttled', 12));
+    await assert.rejects(() => ask(), upstream('throttled', undefined));
+    await assert.rejects(() => ask(), upstream('throttled', 300)); // clamped: no upstream sets a day's wait
     scope.done();
     assert.deepEqual(
       calls.map((c) => c.outcome),
@@ -121,7 +121,7 @@ describe('platform client', () => {
   it('reads a Retry-After given as an HTTP date', async () => {
     const at = new Date(Date.now() + 30_000).toUTCString();
     const { scope } = mockPlatform({ status: 503, body: '', headers: { 'retry-after': at } });
-    await assert.rejects(ask(), (err: unknown) => {
+    await assert.rejects(() => ask(), (err: unknown) => {
       assert.ok(err instanceof UpstreamError && err.failure === 'throttled');
       const seconds = err.retryAfterSeconds ?? 0;
       assert.ok(seconds >= 25 && seconds <= 31, `about 30 s, got ${seconds}`);
@@ -132,7 +132,7 @@ describe('platform client', () => {
 
   it('turns a refused connection into unreachable', async () => {
     const scope = unreachablePlatform();
-    await assert.rejects(ask(), upstream('unreachable'));
+    await assert.rejects(() => ask(), upstream('unreachable'));
     scope.done();
     assert.deepEqual(calls, [{ operation: 'AiVisibility', outcome: 'unreachable' }]);
   });
@@ -149,7 +149,7 @@ describe('platform client', () => {
     nock.enableNetConnect('127.0.0.1');
     try {
       const local = createPlatformClient({ url: `http://127.0.0.1:${port}/graphql`, token: PLATFORM_TOKEN, timeoutMs: 2000 });
-      await assert.rejects(local.request(AiVisibilityDocument, VARIABLES), upstream('unreachable'));
+      await assert.rejects(() => local.request(AiVisibilityDocument, VARIABLES), upstream('unreachable'));
     } finally {
       nock.disableNetConnect();
     }
@@ -163,14 +163,14 @@ describe('platform client', () => {
       onCall: (operation, _seconds, outcome) => calls.push({ operation, outcome }),
     });
     const { scope } = mockPlatform({ body: graphqlData(ANSWER), delayMs: 600 });
-    await assert.rejects(impatient.request(AiVisibilityDocument, VARIABLES), upstream('timeout'));
+    await assert.rejects(() => impatient.request(AiVisibilityDocument, VARIABLES), upstream('timeout'));
     scope.done();
     assert.deepEqual(calls, [{ operation: 'AiVisibility', outcome: 'timeout' }]);
   });
 
   it('keeps upstream details out of the error message shown to consumers (detail is for logs)', async () => {
     const { scope } = mockPlatform({ body: { errors: [{ message: 'secret internal detail' }] } });
-    await assert.rejects(ask(), (err: unknown) => {
+    await assert.rejects(() => ask(), (err: unknown) => {
       assert.ok(err instanceof UpstreamError);
       // The detail may carry the upstream message: only logs read it, toApiError drops it.
       assert.match(err.detail, /secret internal detail/);
