@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import nock from 'nock';
-import { UpstreamError, type UpstreamFailure } from '../../src/errors.js';
+import { toApiError, UpstreamError, type UpstreamFailure } from '../../src/errors.js';
 import { AiVisibilityDocument } from '../../src/generated/graphql.js';
 import { createPlatformClient, type PlatformClient } from '../../src/platform/platformClient.js';
 import { PLATFORM_TOKEN, PLATFORM_URL } from '../support/fakeServices.js';
@@ -174,6 +174,9 @@ describe('platform client', () => {
       assert.ok(err instanceof UpstreamError);
       // The detail may carry the upstream message: only logs read it, toApiError drops it.
       assert.match(err.detail, /secret internal detail/);
+      const shown = toApiError(err);
+      assert.equal(shown.code, 'UPSTREAM_ERROR');
+      assert.ok(!shown.message.includes('secret') && !shown.message.includes('platform.test'));
       return true;
     });
     scope.done();
