@@ -101,7 +101,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     }
     // Events may be missed from now on: nothing cached can be trusted, and nothing new is cached.
     forgetEverything();
-    logger.warn({ detail }, 'key event stream down: verifying every request');
+    if (stream) logger.warn({ detail }, 'key event stream down: verifying every request'); // not when closing
   }
 
   function forgetEverything(): void {

@@ -18,7 +18,7 @@ const TOKEN = 'key-service-token';
 const KEY = testKey('client');
 const HASH = keyHashOf(KEY);
 
-function client(timeoutMs = 500) {
+function client(timeoutMs = 2000) {
   const calls: Array<{ call: KeyServiceCall; outcome: string }> = [];
   const keyService = createKeyServiceClient({
     url: `${KEY_SERVICE}/`,
