@@ -9,6 +9,11 @@ export interface Principal {
 /** The credentials a request presented, as raw header values and suspicious query names. */
 export interface PresentedCredentials {
   readonly authorization: string | undefined;
+  /**
+   * Every Authorization header line when the request repeated it (Node keeps only the
+   * first in `authorization`); absent or one value otherwise.
+   */
+  readonly authorizationHeaders?: readonly string[];
   readonly apiKeyHeader: string | string[] | undefined;
   /** Query parameter names that look like a key was put in the URL. */
   readonly keyLikeQueryParameters: readonly string[];

@@ -1,0 +1,48 @@
+import { ApiError } from '../errors.js';
+
+/**
+ * Every refusal the authentication stage answers with, one stable `reason` each.
+ * No message holds anything the caller sent: a key's text is never echoed.
+ */
+
+export type AuthFailureReason =
+  | 'missing_key'
+  | 'malformed_key'
+  | 'unsupported_scheme'
+  | 'conflicting_credentials'
+  | 'key_in_query'
+  | 'invalid_key'
+  | 'expired_key'
+  | 'not_an_api_key'
+  | 'missing_permission'
+  | 'plan_not_eligible'
+  | 'usage_ceiling_reached';
+
+const MESSAGES: Readonly<Record<AuthFailureReason, string>> = {
+  missing_key: 'An API key is required. Send it as "Authorization: Bearer <key>" or "X-API-Key: <key>".',
+  malformed_key: 'The API key is malformed.',
+  unsupported_scheme: 'Unsupported authorization scheme. Send the API key as "Authorization: Bearer <key>".',
+  conflicting_credentials: 'The request carries more than one different API key. Send exactly one.',
+  key_in_query:
+    'API keys must never be sent in the URL. Send the key in the Authorization or X-API-Key header, ' +
+    'and rotate the exposed key: revoke it and create a new one.',
+  invalid_key: 'The API key is not valid.',
+  expired_key: 'The API key has expired.',
+  not_an_api_key: 'This credential is not an API key. Public API requests need an organization API key.',
+  missing_permission: 'The API key lacks the read permission.',
+  plan_not_eligible: "The organization's plan does not include API access. The Pro plan or higher is required.",
+  usage_ceiling_reached: "The organization's usage ceiling for this period has been reached.",
+};
+
+const FORBIDDEN_REASONS: ReadonlySet<AuthFailureReason> = new Set([
+  'not_an_api_key',
+  'missing_permission',
+  'plan_not_eligible',
+  'usage_ceiling_reached',
+]);
+
+/** The refusal for a reason: 403 for a known caller who may not pass, else 401 with a Bearer challenge. */
+export function authFailure(reason: AuthFailureReason): ApiError {
+  if (FORBIDDEN_REASONS.has(reason)) return new ApiError('FORBIDDEN', MESSAGES[reason], { reason });
+  return new ApiError('UNAUTHORIZED', MESSAGES[reason], { reason, headers: { 'WWW-Authenticate': 'Bearer' } });
+}

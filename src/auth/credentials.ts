@@ -1,0 +1,44 @@
+import { authFailure } from './authFailures.js';
+import type { PresentedCredentials } from './principal.js';
+
+/**
+ * The one key a request presents, from `Authorization: Bearer <key>` (scheme in any
+ * case) or `X-API-Key: <key>`. Throws the 401 for a key in the URL, no key, an
+ * unsupported scheme, an empty bearer, or more than one different key.
+ * The returned text is not yet known to be a key.
+ */
+export function presentedKeyText(credentials: PresentedCredentials): string {
+  // A key in a URL has been written to proxies' and browsers' logs: refuse it even when a
+  // header also carries a key, so the caller learns to stop and to rotate it.
+  if (credentials.keyLikeQueryParameters.length > 0) throw authFailure('key_in_query');
+
+  const presented = new Set([...bearerTokens(credentials), ...apiKeyHeaderValues(credentials.apiKeyHeader)]);
+  if (presented.size > 1) throw authFailure('conflicting_credentials');
+  const [only] = presented;
+  if (only === undefined) throw authFailure('missing_key');
+  return only;
+}
+
+function bearerTokens(credentials: PresentedCredentials): string[] {
+  const lines = credentials.authorizationHeaders ?? (credentials.authorization === undefined ? [] : [credentials.authorization]);
+  const tokens: string[] = [];
+  for (const line of lines) {
+    const value = line.trim();
+    if (value === '') continue;
+    const match = /^(\S+)(?:\s+([\s\S]*))?$/.exec(value);
+    if (match?.[1]?.toLowerCase() !== 'bearer') throw authFailure('unsupported_scheme');
+    const token = (match[2] ?? '').trim();
+    if (token === '') throw authFailure('malformed_key');
+    tokens.push(token);
+  }
+  return tokens;
+}
+
+/** Repeated X-API-Key lines arrive joined by ", " (or as an array); a key never holds a comma. */
+function apiKeyHeaderValues(header: string | readonly string[] | undefined): string[] {
+  const lines = header === undefined ? [] : typeof header === 'string' ? [header] : header;
+  return lines
+    .flatMap((line) => line.split(','))
+    .map((value) => value.trim())
+    .filter((value) => value !== '');
+}

@@ -1,0 +1,48 @@
+import { createHash } from 'node:crypto';
+import { keyChecksum } from './keyChecksum.js';
+
+/**
+ * What can be known about a presented key without asking anyone: its form, its
+ * checksum, its hash and its prefix (key-service.md "Key format").
+ */
+
+/** `atl_` + 32 random + 6 checksum characters, all base62. */
+const KEY_FORM = /^atl_([0-9A-Za-z]{32})([0-9A-Za-z]{6})$/;
+
+/** Three base64url parts joined by dots (the signature may be empty, as in an unsigned JWT). */
+const JWT_FORM = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+
+export const KEY_PREFIX_LENGTH = 12;
+
+/**
+ * A well-formed key, reduced to what may travel further: the hash (sent to the key
+ * service) and the prefix (the only part that may be logged). The plaintext stays behind.
+ */
+export interface WellFormedKey {
+  readonly keyHash: string;
+  readonly prefix: string;
+}
+
+/** The key's hash and prefix, or null when the text cannot be a key (wrong form or checksum). */
+export function toWellFormedKey(text: string): WellFormedKey | null {
+  const match = KEY_FORM.exec(text);
+  if (!match) return null;
+  const [, randomPart, checksum] = match;
+  if (randomPart === undefined || checksum === undefined || keyChecksum(randomPart) !== checksum) return null;
+  return { keyHash: keyHashOf(text), prefix: text.slice(0, KEY_PREFIX_LENGTH) };
+}
+
+/** Lowercase hex SHA-256 of the whole key's UTF-8 bytes: the only form the key service stores. */
+export function keyHashOf(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex');
+}
+
+/** Whether a bearer credential has the shape of a JWT (a browser session, not an API key). */
+export function isJwtShaped(text: string): boolean {
+  return JWT_FORM.test(text);
+}
+
+/** Whether a string contains something with the form of a key (used to spot keys pasted into URLs). */
+export function containsKeyLikeText(text: string): boolean {
+  return /atl_[0-9A-Za-z]{38}/.test(text);
+}

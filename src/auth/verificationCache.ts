@@ -1,0 +1,84 @@
+import { LRUCache } from 'lru-cache';
+import type { Verification } from '../upstream/keyServiceClient.js';
+
+/**
+ * Recent key-service answers, by key hash: verifications (bounded, short-lived) and
+ * hashes no key has (bounded, shorter-lived). It knows nothing of the event stream;
+ * the authenticator decides when an entry may be used and what to drop.
+ *
+ * Every invalidation starts a new generation. An answer is remembered only under the
+ * generation it was asked in, so an answer that was on its way while a revocation
+ * arrived can never land in the cache after it.
+ */
+
+export interface CachedVerification {
+  readonly verification: Verification;
+  /** When it was fetched, in the authenticator's clock (ms). */
+  readonly fetchedAt: number;
+}
+
+export interface VerificationCacheOptions {
+  readonly max: number;
+  readonly ttlMs: number;
+  readonly unknownMax: number;
+  readonly unknownTtlMs: number;
+  readonly now: () => Date;
+}
+
+export interface VerificationCache {
+  generation(): number;
+  get(keyHash: string): CachedVerification | undefined;
+  isUnknown(keyHash: string): boolean;
+  remember(keyHash: string, verification: Verification, generation: number): void;
+  rememberUnknown(keyHash: string, generation: number): void;
+  dropKey(keyHash: string): void;
+  dropOrganization(organizationId: string): void;
+  clear(): void;
+  size(): number;
+}
+
+export function createVerificationCache(options: VerificationCacheOptions): VerificationCache {
+  // TTLs run on the authenticator's clock so they agree with its expiry decisions.
+  const perf = { now: () => options.now().getTime() };
+  const verified = new LRUCache<string, CachedVerification>({ max: options.max, ttl: options.ttlMs, ttlResolution: 0, perf });
+  const unknown = new LRUCache<string, true>({ max: options.unknownMax, ttl: options.unknownTtlMs, ttlResolution: 0, perf });
+  let generation = 0;
+
+  const invalidated = () => {
+    generation += 1;
+  };
+
+  return {
+    generation: () => generation,
+    get: (keyHash) => verified.get(keyHash),
+    isUnknown: (keyHash) => unknown.get(keyHash) === true,
+    remember(keyHash, verification, askedIn) {
+      if (askedIn !== generation) return;
+      unknown.delete(keyHash);
+      verified.set(keyHash, { verification, fetchedAt: perf.now() });
+    },
+    rememberUnknown(keyHash, askedIn) {
+      if (askedIn !== generation) return;
+      verified.delete(keyHash);
+      unknown.set(keyHash, true);
+    },
+    dropKey(keyHash) {
+      invalidated();
+      verified.delete(keyHash);
+      unknown.delete(keyHash);
+    },
+    dropOrganization(organizationId) {
+      invalidated();
+      const stale = [...verified.entries()]
+        .filter(([, entry]) => entry.verification.organization.id === organizationId)
+        .map(([keyHash]) => keyHash);
+      for (const keyHash of stale) verified.delete(keyHash);
+    },
+    clear() {
+      invalidated();
+      verified.clear();
+      unknown.clear();
+    },
+    size: () => verified.size,
+  };
+}
