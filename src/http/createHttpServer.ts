@@ -79,7 +79,7 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
       return;
     }
     const requestId = randomUUID();
-    if (err.code === 'HPE_REQUEST_TIMEOUT') {
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_REQUEST_TIMEOUT') {
       // The client never finished its request: say so the way Node would, and hang up.
       socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       reportRejection(options, requestId, 'unknown', 408, 'request_timeout');

@@ -38,7 +38,7 @@ export interface GatewayMetrics {
   /** A batch of usage events failed to send (it will be retried). */
   readonly usageFlushFailed: (events: number) => void;
   /** The exposition text for GET /metrics. */
-  readonly exposition: () => Promise<{ contentType: string; body: string }>;
+  readonly exposition: () => Promise<{ contentType: string; text: string }>;
 }
 
 export interface GatewayMetricsOptions {
@@ -176,7 +176,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
       if (events > 0) usageFlushFailed.inc(events);
     },
     async exposition() {
-      return { contentType: registry.contentType, body: await registry.metrics() };
+      return { contentType: registry.contentType, text: await registry.metrics() };
     },
   };
 }
