@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { gzipSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 
 /**
  * The few files of swagger-ui-dist the docs page needs, served by the gateway itself
@@ -45,6 +46,7 @@ const SOURCES: Readonly<Record<string, AssetSource>> = {
 
 export const DOCS_ASSET_NAMES: readonly string[] = Object.keys(SOURCES);
 
+const gzipped = promisify(gzip);
 const distDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const loaded = new Map<string, Promise<DocsAsset>>();
 
@@ -66,5 +68,6 @@ export function docsAsset(name: string): Promise<DocsAsset> | undefined {
 async function load(source: AssetSource): Promise<DocsAsset> {
   const body = 'file' in source ? await readFile(join(distDir, source.file)) : Buffer.from(source.text, 'utf8');
   const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-  return { contentType: source.contentType, body, gzipped: gzipSync(body), etag };
+  // Off the event loop: the bundle is large enough that a synchronous gzip would stall requests.
+  return { contentType: source.contentType, body, gzipped: await gzipped(body), etag };
 }
