@@ -5,9 +5,13 @@ import type { AppState } from './appState.js';
 import { authenticate } from './auth/authenticate.js';
 import { assignRequestId } from './http/requestId.js';
 import { logRequests } from './http/logRequests.js';
+import { addOperationalRoutes } from './http/operationalRoutes.js';
+import { alwaysReady } from './http/readiness.js';
 import { respondWithErrors } from './http/respondWithErrors.js';
 import { unmatchedPaths } from './http/unmatchedPaths.js';
 import { limitRequests } from './limits/limitRequests.js';
+import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
+import { recordRequests } from './metrics/recordRequests.js';
 import { aiVisibilityRoute } from './routes/aiVisibilityRoute.js';
 import { auditIssuesRoute } from './routes/auditIssuesRoute.js';
 import { handleRoute } from './routes/handleRoute.js';
@@ -19,7 +23,8 @@ import { meterUsage } from './usage/meterUsage.js';
 
 /**
  * The whole request path, top to bottom:
- * request id → request log → error envelope → router (404/405 before auth)
+ * request id → request log → request metrics → error envelope → router (404/405 before auth;
+ *   openapi, docs, metrics, readyz need no key)
  *   → authenticate → request limit → usage meter → route (cache → platform → mapper).
  */
 export function createApp(services: Services): Koa<AppState> {
@@ -28,11 +33,18 @@ export function createApp(services: Services): Koa<AppState> {
 
   app.use(assignRequestId());
   app.use(logRequests(services.logger));
+  const metrics = services.metrics ?? createGatewayMetrics();
+  app.use(recordRequests(metrics));
   app.use(respondWithErrors(services.logger));
 
   const router = new Router<AppState>();
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
+  });
+  // OpenAPI document, docs page, metrics, readiness: no key, answered before auth.
+  const operationalPaths = addOperationalRoutes(router, {
+    metrics,
+    readiness: services.readiness ?? alwaysReady(),
   });
 
   const guard = compose<Koa.ParameterizedContext<AppState>>([
@@ -60,6 +72,6 @@ export function createApp(services: Services): Koa<AppState> {
   ];
 
   app.use(router.routes());
-  app.use(unmatchedPaths([...publicPaths, '/healthz']));
+  app.use(unmatchedPaths([...publicPaths, '/healthz', ...operationalPaths]));
   return app;
 }

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import type { Authenticator } from './auth/principal.js';
 import type { AnswerCache } from './cache/answerCache.js';
+import type { Readiness } from './http/readiness.js';
 import type { RequestLimiter } from './limits/requestLimiter.js';
+import type { GatewayMetrics } from './metrics/gatewayMetrics.js';
 import type { PlatformClient } from './platform/platformClient.js';
 import type { UsageRecorder } from './usage/usageRecorder.js';
 
@@ -17,4 +19,8 @@ export interface Services {
   readonly cache: AnswerCache;
   readonly usage: UsageRecorder;
   readonly platform: PlatformClient;
+  /** Prometheus metrics for GET /metrics; main.ts hands the same object to every hook. Absent: a fresh registry. */
+  readonly metrics?: GatewayMetrics;
+  /** Upstream probes for GET /readyz. Absent: always ready (tests). */
+  readonly readiness?: Readiness;
 }

@@ -2,9 +2,14 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 
+/** Long enough for every real route; a longer path is cut so one request cannot flood the log. */
+const MAX_LOGGED_PATH = 256;
+
 /**
- * One JSON line per request. Fields are values pino escapes; the key never appears,
- * only its prefix, and the query string (which may hold a misplaced key) is left out.
+ * One JSON line per request. Fields are values pino escapes (a newline in any input
+ * becomes `\n` inside a JSON string, never a second line); the key never appears,
+ * only its prefix. The query string (which may hold a misplaced key) is left out, and
+ * a path segment that looks like a key is replaced before it is logged.
  */
 export function logRequests(logger: Logger): Middleware<AppState> {
   return async (ctx, next) => {
@@ -18,7 +23,7 @@ export function logRequests(logger: Logger): Middleware<AppState> {
           requestId: ctx.state.requestId,
           method: ctx.method,
           route: ctx.state.route ?? null,
-          path: ctx.path,
+          path: loggablePath(ctx.path),
           status: ctx.status,
           durationMs: Math.round((performance.now() - started) * 100) / 100,
           organizationId: principal?.organizationId ?? null,
@@ -28,4 +33,21 @@ export function logRequests(logger: Logger): Middleware<AppState> {
       );
     }
   };
+}
+
+/** The request path with key-like segments (`atl_…`, however encoded) redacted, and bounded. */
+export function loggablePath(path: string): string {
+  const redacted = path
+    .split('/')
+    .map((segment) => (/atl_/i.test(decodedOrRaw(segment)) ? '[redacted]' : segment))
+    .join('/');
+  return redacted.length > MAX_LOGGED_PATH ? `${redacted.slice(0, MAX_LOGGED_PATH)}…` : redacted;
+}
+
+function decodedOrRaw(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch (_err: unknown) {
+    return segment;
+  }
 }

@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { failureBody } from '../envelope.js';
+import { ApiError, type ErrorCode } from '../errors.js';
+import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
+import { isWellFormedRequestId } from './requestId.js';
+
+export interface HttpServerOptions {
+  /** Request line plus headers, in bytes; beyond it → 431 (or 414 when the URL alone overflows). */
+  readonly maxHeaderBytes?: number;
+  /** Longest request target (path and query) answered normally; beyond it → 414. */
+  readonly maxUrlBytes?: number;
+  /** A client must finish sending its headers within this time. */
+  readonly headersTimeoutMs?: number;
+  /** A client must finish sending its whole request within this time. */
+  readonly requestTimeoutMs?: number;
+  /** An idle keep-alive connection is closed after this time. */
+  readonly keepAliveTimeoutMs?: number;
+  /** How often Node checks the two timeouts above (its default, 30 s, would let them overrun). */
+  readonly timeoutCheckIntervalMs?: number;
+  readonly logger?: Logger;
+  readonly metrics?: GatewayMetrics;
+}
+
+export const HTTP_SERVER_DEFAULTS = {
+  maxHeaderBytes: 16 * 1024,
+  maxUrlBytes: 8 * 1024,
+  headersTimeoutMs: 10_000,
+  requestTimeoutMs: 30_000,
+  keepAliveTimeoutMs: 5_000,
+  timeoutCheckIntervalMs: 1_000,
+} as const;
+
+type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** What the HTTP parser hands to 'clientError'. */
+interface ClientError extends Error {
+  code?: string;
+  rawPacket?: Buffer;
+}
+
+/**
+ * The gateway's HTTP server: Node's timeouts set so slow clients cannot hold sockets,
+ * and oversized URLs and headers answered 414 / 431 in the JSON envelope instead of
+ * Node's bare status line. Listening and shutdown stay with main.ts.
+ */
+export function createHttpServer(app: { callback(): RequestListener }, options: HttpServerOptions = {}): Server {
+  const settings = { ...HTTP_SERVER_DEFAULTS, ...withoutUndefined(options) };
+  const handle = app.callback();
+  const server = createServer(
+    {
+      maxHeaderSize: settings.maxHeaderBytes,
+      headersTimeout: settings.headersTimeoutMs,
+      requestTimeout: settings.requestTimeoutMs,
+      connectionsCheckingInterval: settings.timeoutCheckIntervalMs,
+    },
+    (req, res) => {
+      if ((req.url ?? '').length > settings.maxUrlBytes) {
+        const given = req.headers['x-request-id'];
+        const candidate = typeof given === 'string' ? given : undefined;
+        const requestId = isWellFormedRequestId(candidate) ? candidate : randomUUID();
+        const rejection = envelopeOf('URI_TOO_LONG', requestId);
+        res.writeHead(rejection.status, rejection.headers);
+        res.end(rejection.body);
+        reportRejection(options, requestId, req.method ?? 'unknown', rejection.status, 'uri_too_long');
+        return;
+      }
+      handle(req, res);
+    },
+  );
+  server.keepAliveTimeout = settings.keepAliveTimeoutMs;
+
+  server.on('clientError', (err: ClientError, socket: Duplex) => {
+    // Nothing to answer on a dead socket, or mid-way through another response on it.
+    if (err.code === 'ECONNRESET' || !socket.writable || hasResponseInFlight(socket)) {
+      socket.destroy();
+      return;
+    }
+    const requestId = randomUUID();
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_REQUEST_TIMEOUT') {
+      // The client never finished its request: say so the way Node would, and hang up.
+      socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      reportRejection(options, requestId, 'unknown', 408, 'request_timeout');
+      return;
+    }
+    const code: ErrorCode =
+      err.code === 'HPE_HEADER_OVERFLOW'
+        ? requestLineOverflows(err.rawPacket, settings.maxUrlBytes)
+          ? 'URI_TOO_LONG'
+          : 'HEADERS_TOO_LARGE'
+        : 'BAD_REQUEST';
+    const rejection = envelopeOf(code, requestId);
+    socket.end(rawResponse(rejection));
+    reportRejection(options, requestId, 'unknown', rejection.status, err.code ?? 'parse_error');
+  });
+  return server;
+}
+
+const MESSAGES: Partial<Record<ErrorCode, string>> = {
+  URI_TOO_LONG: 'The request URL is too long.',
+  HEADERS_TOO_LARGE: 'The request headers are too large.',
+  BAD_REQUEST: 'The request could not be read.',
+};
+
+interface Rejection {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+function envelopeOf(code: ErrorCode, requestId: string): Rejection {
+  const error = new ApiError(code, MESSAGES[code] ?? 'The request could not be read.');
+  const body = JSON.stringify(failureBody(error, requestId));
+  return {
+    status: error.status,
+    headers: {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+      'X-Request-Id': requestId,
+      Connection: 'close',
+    },
+    body,
+  };
+}
+
+function rawResponse({ status, headers, body }: Rejection): string {
+  const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${head.join('')}\r\n${body}`;
+}
+
+/**
+ * Node reports one error for any overflow of the request head. When the bytes it was
+ * parsing begin with a request line that has not ended within the URL limit, it was
+ * the URL; otherwise the headers. (The check sees the chunk being parsed: a URL split
+ * over many network chunks may be reported as 431, which still tells the truth: too big.)
+ */
+function requestLineOverflows(rawPacket: Buffer | undefined, maxUrlBytes: number): boolean {
+  if (rawPacket === undefined) return false;
+  const head = rawPacket.subarray(0, maxUrlBytes + 64).toString('latin1');
+  if (!/^[A-Z]+ /.test(head)) return false;
+  const lineEnd = head.indexOf('\r\n');
+  return lineEnd === -1 || lineEnd > maxUrlBytes;
+}
+
+/** A keep-alive socket may carry a response still being written (Node's own check). */
+function hasResponseInFlight(socket: Duplex): boolean {
+  return Boolean((socket as { _httpMessage?: unknown })._httpMessage);
+}
+
+function reportRejection(options: HttpServerOptions, requestId: string, method: string, status: number, reason: string): void {
+  options.logger?.warn({ requestId, method, route: null, status, reason }, 'request rejected by the HTTP server');
+  options.metrics?.httpRequest('rejected', method, status, 0);
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,192 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { CacheStatus } from '../cache/answerCache.js';
+import type { UpstreamFailure } from '../errors.js';
+
+/** What the request limiter decided for one request. */
+export type LimiterOutcome = 'allowed' | 'limited' | 'unavailable';
+
+/** How an upstream call ended: the shape the platform client's `onCall` already reports. */
+export type UpstreamOutcome = 'ok' | UpstreamFailure;
+
+/**
+ * The gateway's Prometheus metrics on a registry of its own (never prom-client's global
+ * one, so two apps in one process never share counters). Other modules report through
+ * these small functions; each is a bound arrow, safe to hand over as a callback.
+ * No label ever holds an organization, a key or any other request input: labels are
+ * route patterns, operation names and closed sets of outcomes.
+ */
+export interface GatewayMetrics {
+  readonly registry: Registry;
+  /** One answered HTTP request (the request middleware calls this). */
+  readonly httpRequest: (route: string, method: string, status: number, seconds: number) => void;
+  /** Same signature as PlatformClientOptions.onCall. */
+  readonly platformCall: (operation: string, seconds: number, outcome: UpstreamOutcome) => void;
+  /** One call to the key service: operation is e.g. `verify`, `usage`, `events`, `probe`. */
+  readonly keyServiceCall: (operation: string, seconds: number, outcome: UpstreamOutcome) => void;
+  /** One answer-cache lookup and how it was served. */
+  readonly cacheLookup: (status: CacheStatus) => void;
+  /** One request-limiter decision. */
+  readonly limiterDecision: (outcome: LimiterOutcome) => void;
+  /** The limiter's store (Redis) became reachable or unreachable. */
+  readonly limiterAvailability: (available: boolean) => void;
+  /** Alternatively, a reader asked at every scrape; it wins over limiterAvailability. */
+  readonly observeLimiterAvailability: (read: () => boolean) => void;
+  /** A reader asked at every scrape: usage events accepted here, not yet acknowledged. */
+  readonly observeUsagePending: (read: () => number) => void;
+  /** A batch of usage events was acknowledged by the key service. */
+  readonly usageFlushed: (events: number) => void;
+  /** A batch of usage events failed to send (it will be retried). */
+  readonly usageFlushFailed: (events: number) => void;
+  /** The exposition text for GET /metrics. */
+  readonly exposition: () => Promise<{ contentType: string; text: string }>;
+}
+
+export interface GatewayMetricsOptions {
+  /** Also collect Node's process metrics (CPU, memory, event loop, GC). main.ts: true. */
+  readonly processMetrics?: boolean;
+  /** Prefix of every metric name. */
+  readonly prefix?: string;
+}
+
+const HTTP_SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const UPSTREAM_SECONDS_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function createGatewayMetrics(options: GatewayMetricsOptions = {}): GatewayMetrics {
+  const prefix = options.prefix ?? 'gateway_';
+  const registry = new Registry();
+  const registers = [registry];
+  if (options.processMetrics === true) collectDefaultMetrics({ register: registry, prefix });
+
+  const httpRequests = new Counter({
+    name: `${prefix}http_requests_total`,
+    help: 'HTTP requests answered, by route pattern, method and status.',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers,
+  });
+  const httpSeconds = new Histogram({
+    name: `${prefix}http_request_duration_seconds`,
+    help: 'Time to answer an HTTP request, by route pattern and status.',
+    labelNames: ['route', 'status'] as const,
+    buckets: HTTP_SECONDS_BUCKETS,
+    registers,
+  });
+  const platformSeconds = new Histogram({
+    name: `${prefix}platform_request_duration_seconds`,
+    help: 'Platform GraphQL call latency, by operation and outcome.',
+    labelNames: ['operation', 'outcome'] as const,
+    buckets: UPSTREAM_SECONDS_BUCKETS,
+    registers,
+  });
+  const platformErrors = new Counter({
+    name: `${prefix}platform_request_errors_total`,
+    help: 'Failed platform GraphQL calls, by operation and failure.',
+    labelNames: ['operation', 'failure'] as const,
+    registers,
+  });
+  const keyServiceSeconds = new Histogram({
+    name: `${prefix}key_service_request_duration_seconds`,
+    help: 'Key service call latency, by operation and outcome.',
+    labelNames: ['operation', 'outcome'] as const,
+    buckets: UPSTREAM_SECONDS_BUCKETS,
+    registers,
+  });
+  const keyServiceErrors = new Counter({
+    name: `${prefix}key_service_request_errors_total`,
+    help: 'Failed key service calls, by operation and failure.',
+    labelNames: ['operation', 'failure'] as const,
+    registers,
+  });
+  const cacheLookups = new Counter({
+    name: `${prefix}cache_lookups_total`,
+    help: 'Answer cache lookups, by result (hit, miss, stale).',
+    labelNames: ['result'] as const,
+    registers,
+  });
+  const limiterDecisions = new Counter({
+    name: `${prefix}limiter_decisions_total`,
+    help: 'Request limiter decisions (allowed, limited, unavailable).',
+    labelNames: ['decision'] as const,
+    registers,
+  });
+
+  let limiterAvailable = true;
+  let readLimiterAvailable: (() => boolean) | undefined;
+  new Gauge({
+    name: `${prefix}limiter_available`,
+    help: '1 while the request limiter can enforce the limit (its store is reachable), else 0.',
+    registers,
+    collect() {
+      this.set(readOr(readLimiterAvailable, limiterAvailable) ? 1 : 0);
+    },
+  });
+
+  let readUsagePending: (() => number) | undefined;
+  new Gauge({
+    name: `${prefix}usage_events_pending`,
+    help: 'Usage events accepted by this instance and not yet acknowledged by the key service.',
+    registers,
+    collect() {
+      this.set(readOr(readUsagePending, 0));
+    },
+  });
+  const usageFlushed = new Counter({
+    name: `${prefix}usage_events_flushed_total`,
+    help: 'Usage events acknowledged by the key service.',
+    registers,
+  });
+  const usageFlushFailed = new Counter({
+    name: `${prefix}usage_events_flush_failed_total`,
+    help: 'Usage events in batches that failed to send (they are retried).',
+    registers,
+  });
+
+  return {
+    registry,
+    httpRequest(route, method, status, seconds) {
+      httpRequests.inc({ route, method, status: String(status) });
+      httpSeconds.observe({ route, status: String(status) }, seconds);
+    },
+    platformCall(operation, seconds, outcome) {
+      platformSeconds.observe({ operation, outcome }, seconds);
+      if (outcome !== 'ok') platformErrors.inc({ operation, failure: outcome });
+    },
+    keyServiceCall(operation, seconds, outcome) {
+      keyServiceSeconds.observe({ operation, outcome }, seconds);
+      if (outcome !== 'ok') keyServiceErrors.inc({ operation, failure: outcome });
+    },
+    cacheLookup(status) {
+      cacheLookups.inc({ result: status });
+    },
+    limiterDecision(outcome) {
+      limiterDecisions.inc({ decision: outcome });
+    },
+    limiterAvailability(available) {
+      limiterAvailable = available;
+    },
+    observeLimiterAvailability(read) {
+      readLimiterAvailable = read;
+    },
+    observeUsagePending(read) {
+      readUsagePending = read;
+    },
+    usageFlushed(events) {
+      if (events > 0) usageFlushed.inc(events);
+    },
+    usageFlushFailed(events) {
+      if (events > 0) usageFlushFailed.inc(events);
+    },
+    async exposition() {
+      return { contentType: registry.contentType, text: await registry.metrics() };
+    },
+  };
+}
+
+/** A scrape must never fail because a reader threw: fall back to the last pushed value. */
+function readOr<T>(read: (() => T) | undefined, fallback: T): T {
+  if (read === undefined) return fallback;
+  try {
+    return read();
+  } catch (_err: unknown) {
+    return fallback;
+  }
+}

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import nock from 'nock';
+import { pino } from 'pino';
+import { createApp } from '../../src/app.js';
+import type { Authenticator } from '../../src/auth/principal.js';
+import { ApiError } from '../../src/errors.js';
+import { loggablePath } from '../../src/http/logRequests.js';
+import { fakeServices } from '../support/fakeServices.js';
+import { listen } from '../support/http.js';
+
+/** Well-formed keys (atl_ + 32 + 6): one presented properly, one leaked into a URL. */
+const HEADER_KEY = 'atl_Hk7s2LmQ9xWv4Rt1Yp3Zc8Nb6Jd5Fg0Aq2Ws9Ed';
+const URL_KEY = 'atl_Uq9w8E7r6T5y4U3i2O1p0AsDfGhJkLzX1a2B3c';
+
+/** Accepts HEADER_KEY only, the way the real authenticator names a principal. */
+function keyAuthenticator(): Authenticator {
+  return {
+    async authenticate({ authorization }) {
+      if (authorization !== `Bearer ${HEADER_KEY}`) throw new ApiError('UNAUTHORIZED', 'A valid API key is required.');
+      return { organizationId: 'org_logs', keyId: 'key_logs', keyPrefix: HEADER_KEY.slice(0, 12) };
+    },
+  };
+}
+
+describe('request log lines', () => {
+  const written: string[] = [];
+  let server: Awaited<ReturnType<typeof listen>>;
+
+  before(async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    const logger = pino({ level: 'info' }, { write: (line: string) => written.push(line) });
+    server = await listen(createApp(fakeServices({ logger, authenticator: keyAuthenticator() })));
+  });
+  beforeEach(() => {
+    written.length = 0;
+  });
+  after(async () => {
+    await server.close();
+    nock.cleanAll();
+    nock.enableNetConnect();
+  });
+
+  function requestLines(): Array<Record<string, unknown>> {
+    return written
+      .map((chunk) => {
+        // One write is one line: a single newline, at the end.
+        assert.equal(chunk.indexOf('\n'), chunk.length - 1, `one line: ${JSON.stringify(chunk)}`);
+        return JSON.parse(chunk) as Record<string, unknown>;
+      })
+      .filter((line) => line.msg === 'request');
+  }
+
+  it('a site holding newlines and a query holding a key: one escaped JSON line, no key text', async () => {
+    const scope = nock('http://platform.test')
+      .post('/graphql')
+      .reply(200, { data: { organization: { siteLookup: [] } } });
+    const site = encodeURIComponent('evil.com\n{"level":60,"msg":"forged"}\r\nmore');
+    const res = await fetch(`${server.url}/v1/api/keywords?site=${site}&api_key=${URL_KEY}&x=${URL_KEY}`, {
+      headers: { authorization: `Bearer ${HEADER_KEY}`, 'x-request-id': 'log-test-1' },
+    });
+    assert.equal(res.status, 404);
+    await res.arrayBuffer();
+    scope.done();
+
+    const all = written.join('');
+    for (const secret of [HEADER_KEY, URL_KEY, HEADER_KEY.slice(12), URL_KEY.slice(4), 'api_key', 'forged']) {
+      assert.ok(!all.includes(secret), `the log holds ${secret}`);
+    }
+    const lines = requestLines();
+    assert.equal(lines.length, 1);
+    const [line] = lines;
+    assert.deepEqual(
+      {
+        requestId: line?.requestId,
+        route: line?.route,
+        path: line?.path,
+        status: line?.status,
+        organizationId: line?.organizationId,
+        keyPrefix: line?.keyPrefix,
+      },
+      {
+        requestId: 'log-test-1',
+        route: '/v1/api/keywords',
+        path: '/v1/api/keywords',
+        status: 404,
+        organizationId: 'org_logs',
+        keyPrefix: HEADER_KEY.slice(0, 12),
+      },
+    );
+    assert.equal(typeof line?.durationMs, 'number');
+  });
+
+  it('a key pasted into the path is redacted, however it is encoded', async () => {
+    for (const path of [`/v1/api/${URL_KEY}`, `/v1/api/%61tl_${URL_KEY.slice(4)}`, `/v1/api/x%0Ay/${URL_KEY}`]) {
+      const res = await fetch(`${server.url}${path}`);
+      assert.equal(res.status, 404);
+      await res.arrayBuffer();
+    }
+    const lines = requestLines();
+    assert.equal(lines.length, 3);
+    assert.ok(!written.join('').includes(URL_KEY.slice(4)));
+    assert.deepEqual(
+      lines.map((line) => line.path),
+      ['/v1/api/[redacted]', '/v1/api/[redacted]', '/v1/api/x%0Ay/[redacted]'],
+    );
+  });
+
+  it('bounds the logged path', () => {
+    const logged = loggablePath(`/${'a'.repeat(5000)}`);
+    assert.ok(logged.length <= 257);
+    assert.ok(logged.endsWith('…'));
+  });
+});

@@ -1,0 +1,122 @@
+import assert from 'node:assert/strict';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import nock from 'nock';
+import { createApp } from '../../src/app.js';
+import { openApiDocument } from '../../src/openapi/openapiDocument.js';
+import type { ParameterObject } from '../../src/openapi/openapiTypes.js';
+import { fakeServices } from '../support/fakeServices.js';
+import { listen } from '../support/http.js';
+import { DocumentConformance } from './documentConformance.js';
+
+const PUBLIC_PATHS = ['/v1/api/rankings', '/v1/api/ai-visibility/summary', '/v1/api/keywords', '/v1/api/audit-issues'];
+
+const asSpec = (value: unknown) => structuredClone(value) as Record<string, unknown>;
+
+describe('OpenAPI document', () => {
+  it('is a valid OpenAPI 3.1 document', async () => {
+    const validator = new Validator();
+    const result = await validator.validate(asSpec(openApiDocument));
+    assert.deepEqual(result.errors, undefined);
+    assert.equal(result.valid, true);
+    assert.equal(validator.version, '3.1');
+  });
+
+  it('the validator is not vacuous: a broken copy is refused', async () => {
+    const broken = asSpec(openApiDocument) as { paths: Record<string, { get: { responses: unknown } }> };
+    const rankings = broken.paths['/v1/api/rankings'];
+    assert.ok(rankings);
+    rankings.get.responses = 'none';
+    const result = await new Validator().validate(broken);
+    assert.equal(result.valid, false);
+  });
+
+  it('describes exactly the four routes, both key schemes, and the parameter limits', () => {
+    assert.deepEqual(Object.keys(openApiDocument.paths).sort(), [...PUBLIC_PATHS].sort());
+    const schemes = openApiDocument.components.securitySchemes;
+    assert.deepEqual(schemes.bearerApiKey, { ...schemes.bearerApiKey, type: 'http', scheme: 'bearer' });
+    assert.deepEqual(schemes.headerApiKey, { ...schemes.headerApiKey, type: 'apiKey', in: 'header', name: 'X-API-Key' });
+    const parameters = openApiDocument.components.parameters ?? {};
+    const limits = (p: ParameterObject | undefined) => [p?.schema.default, p?.schema.maximum];
+    assert.deepEqual(limits(parameters.days), [7, 90]);
+    assert.deepEqual(limits(parameters.rankingsLimit), [10, 100]);
+    assert.deepEqual(limits(parameters.keywordsLimit), [50, 500]);
+    assert.equal(parameters.site?.required, true);
+    for (const path of PUBLIC_PATHS) {
+      const operation = openApiDocument.paths[path]?.get;
+      assert.deepEqual(operation?.security, [{ bearerApiKey: [] }, { headerApiKey: [] }], path);
+      assert.deepEqual(
+        Object.keys(operation?.responses ?? {}).sort(),
+        ['200', '304', '400', '401', '403', '404', '414', '429', '431', '500', '502', '503', '504'],
+        path,
+      );
+    }
+  });
+
+  describe('the conformance check catches drift', () => {
+    const conformance = new DocumentConformance(openApiDocument);
+    const json = (status: number, body: unknown, headers: Record<string, string> = {}) => ({
+      status,
+      headers: new Headers({ 'content-type': 'application/json', 'x-request-id': 'req-1', ...headers }),
+      body: JSON.stringify(body),
+    });
+    const rateLimited = { 'ratelimit-policy': '"per-organization";q=10;w=60', ratelimit: '"per-organization";r=0;t=5' };
+    const keywords = {
+      site: 'example.com',
+      keywords: [{ keyword: 'seo', position: 1, unranked: false, volume: 10, clusterLabel: null }],
+    };
+
+    it('accepts a conforming answer', () => {
+      assert.deepEqual(conformance.problems('/v1/api/keywords', json(200, { data: keywords, meta: {}, errors: [] }, rateLimited)), []);
+    });
+
+    it('refuses a payload with a field the document does not list', () => {
+      const extra = { ...keywords, keywords: [{ ...keywords.keywords[0], rank: 1 }] };
+      const problems = conformance.problems('/v1/api/keywords', json(200, { data: extra, meta: {}, errors: [] }, rateLimited));
+      assert.equal(problems.length, 1);
+      assert.match(problems[0] ?? '', /additional properties/);
+    });
+
+    it('refuses an error code that does not belong to the status', () => {
+      const body = { data: null, meta: { requestId: 'req-1' }, errors: [{ code: 'FORBIDDEN', message: 'x' }] };
+      const problems = conformance.problems('/v1/api/keywords', json(401, body, { 'www-authenticate': 'Bearer' }));
+      assert.equal(problems.length, 1);
+    });
+
+    it('refuses a missing required header, and an undocumented status', () => {
+      const body = { data: null, meta: {}, errors: [{ code: 'RATE_LIMITED', message: 'x' }] };
+      assert.deepEqual(conformance.problems('/v1/api/keywords', json(429, body, rateLimited)), [
+        'required header Retry-After is missing',
+      ]);
+      assert.deepEqual(conformance.problems('/v1/api/keywords', json(418, body)), [
+        'status 418 is not documented for GET /v1/api/keywords',
+      ]);
+    });
+  });
+
+  describe('GET /v1/openapi.json', () => {
+    let server: Awaited<ReturnType<typeof listen>>;
+    before(async () => {
+      nock.disableNetConnect();
+      nock.enableNetConnect('127.0.0.1');
+      server = await listen(createApp(fakeServices()));
+    });
+    after(async () => {
+      await server.close();
+      nock.enableNetConnect();
+    });
+
+    it('serves the document without a key', async () => {
+      const res = await fetch(`${server.url}/v1/openapi.json`);
+      assert.equal(res.status, 200);
+      assert.match(res.headers.get('content-type') ?? '', /^application\/json/);
+      assert.ok(res.headers.get('x-request-id'));
+      assert.deepEqual(await res.json(), JSON.parse(JSON.stringify(openApiDocument)));
+    });
+
+    it('answers another method with 405 and Allow', async () => {
+      const res = await fetch(`${server.url}/v1/openapi.json`, { method: 'POST' });
+      assert.equal(res.status, 405);
+      assert.equal(res.headers.get('allow'), 'GET, HEAD');
+    });
+  });
+});
