@@ -106,15 +106,7 @@ class SiteNode {
     const scope = `kw:${this.id}:${field}:${direction}:${ranked === null ? '*' : String(ranked)}`;
     const { list, indexById } = this.ordering(scope, field, direction, ranked);
     const start = startAfter(args.after, scope, indexById);
-    const page = list.slice(start, start + first);
-    return {
-      edges: page.map((keyword) => ({ cursor: encodeCursor(scope, keyword.id), node: keyword })),
-      pageInfo: {
-        hasNextPage: start + page.length < list.length,
-        endCursor: page.length > 0 ? encodeCursor(scope, page[page.length - 1]?.id ?? '') : null,
-      },
-      totalCount: list.length,
-    };
+    return { ...connection(list, start, first, scope, (keyword) => keyword), totalCount: list.length };
   }
 
   aiVisibility(): AiVisibilityNode | null {
@@ -128,14 +120,7 @@ class SiteNode {
     const scope = `runs:${this.id}:${status ?? '*'}`;
     const runs = status === null ? this.runsNewestFirst : this.runsNewestFirst.filter((run) => run.status === status);
     const start = startAfter(args.after, scope, new Map(runs.map((run, index) => [run.id, index])));
-    const page = runs.slice(start, start + first);
-    return {
-      edges: page.map((run) => ({ cursor: encodeCursor(scope, run.id), node: new AuditRunNode(run) })),
-      pageInfo: {
-        hasNextPage: start + page.length < runs.length,
-        endCursor: page.length > 0 ? encodeCursor(scope, page[page.length - 1]?.id ?? '') : null,
-      },
-    };
+    return connection(runs, start, first, scope, (run) => new AuditRunNode(run));
   }
 
   private ordering(scope: string, field: OrderField, direction: Direction, ranked: boolean | null) {
@@ -202,14 +187,7 @@ class AuditRunNode {
     const scope = `issues:${this.id}:${severity ?? '*'}`;
     const issues = severity === null ? this.record.issues : this.record.issues.filter((i) => i.severity === severity);
     const start = startAfter(args.after, scope, new Map(issues.map((issue, index) => [issue.id, index])));
-    const page = issues.slice(start, start + first);
-    return {
-      edges: page.map((issue) => ({ cursor: encodeCursor(scope, issue.id), node: issue })),
-      pageInfo: {
-        hasNextPage: start + page.length < issues.length,
-        endCursor: page.length > 0 ? encodeCursor(scope, page[page.length - 1]?.id ?? '') : null,
-      },
-    };
+    return connection(issues, start, first, scope, (issue) => issue);
   }
 }
 
@@ -255,6 +233,37 @@ function pageSize(first: number | null | undefined, fallback: number): number {
   if (size > PAGE_MAX) throw badUserInput(`first must be at most ${PAGE_MAX}, got ${size}`);
   if (size < 0) throw badUserInput(`first must not be negative, got ${size}`);
   return size;
+}
+
+/** One Relay page of `rows` from `start`; cursors are made only when a query selects them. */
+function connection<R extends { id: string }, N>(
+  rows: readonly R[],
+  start: number,
+  first: number,
+  scope: string,
+  toNode: (row: R) => N,
+): Connection<N> {
+  const page = rows.slice(start, start + first);
+  const last = page[page.length - 1];
+  return {
+    edges: page.map((row) => new Edge(scope, row.id, toNode(row))),
+    pageInfo: {
+      hasNextPage: start + page.length < rows.length,
+      endCursor: last === undefined ? null : encodeCursor(scope, last.id),
+    },
+  };
+}
+
+class Edge<N> {
+  constructor(
+    private readonly scope: string,
+    private readonly id: string,
+    readonly node: N,
+  ) {}
+
+  get cursor(): string {
+    return encodeCursor(this.scope, this.id);
+  }
 }
 
 /** A cursor names the list it came from and the row it points at. */
