@@ -1,0 +1,83 @@
+import { randomBytes } from 'node:crypto';
+
+/**
+ * The key service's change events, kept for replay: a client reconnecting with
+ * `Last-Event-ID` gets what it missed within the retention window, or `reset` when the
+ * events after its id are gone (older than the window, or from before a restart).
+ */
+
+export type KeyEventType = 'key.revoked' | 'organization.updated';
+
+export interface KeyEvent {
+  readonly id: string;
+  readonly type: KeyEventType | 'reset';
+  readonly data: Record<string, unknown>;
+}
+
+interface LoggedEvent extends KeyEvent {
+  readonly seq: number;
+  readonly atMs: number;
+}
+
+export const EVENT_RETENTION_MS = 10 * 60_000;
+
+export class KeyEventLog {
+  /** Ids of this process's events start with it; any other id predates a restart. */
+  private readonly bootId = randomBytes(4).toString('hex');
+  private readonly events: LoggedEvent[] = [];
+  private seq = 0;
+  /** The highest seq already dropped from the log. */
+  private droppedThrough = 0;
+  private readonly listeners = new Set<(event: KeyEvent) => void>();
+
+  constructor(
+    private readonly now: () => Date,
+    private readonly retentionMs: number = EVENT_RETENTION_MS,
+  ) {}
+
+  append(type: KeyEventType, data: Record<string, unknown>): KeyEvent {
+    this.seq += 1;
+    const event: LoggedEvent = { id: this.idOf(this.seq), type, data, seq: this.seq, atMs: this.now().getTime() };
+    this.events.push(event);
+    this.dropExpired();
+    for (const listener of this.listeners) listener(event);
+    return publicEvent(event);
+  }
+
+  /** What a client that last saw `lastEventId` missed, or a reset when that cannot be told. */
+  missedSince(lastEventId: string): KeyEvent[] {
+    this.dropExpired();
+    const match = /^([0-9a-f]+)-(\d+)$/.exec(lastEventId.trim());
+    const seen = match && match[1] === this.bootId ? Number(match[2]) : null;
+    if (seen === null || seen > this.seq || seen < this.droppedThrough) {
+      // The reset carries the newest id, so reconnecting after it replays from here.
+      return [{ id: this.idOf(this.seq), type: 'reset', data: {} }];
+    }
+    return this.events.filter((event) => event.seq > seen).map(publicEvent);
+  }
+
+  subscribe(listener: (event: KeyEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private idOf(seq: number): string {
+    return `${this.bootId}-${seq}`;
+  }
+
+  private dropExpired(): void {
+    const oldestKept = this.now().getTime() - this.retentionMs;
+    while (this.events.length > 0 && (this.events[0]?.atMs ?? Infinity) < oldestKept) {
+      this.droppedThrough = this.events.shift()?.seq ?? this.droppedThrough;
+    }
+  }
+}
+
+function publicEvent(event: LoggedEvent): KeyEvent {
+  return { id: event.id, type: event.type, data: event.data };
+}
+
+/** One event in text/event-stream form. */
+export function toSseFrame(event: KeyEvent): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
+}

@@ -1,0 +1,183 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import nock from 'nock';
+import { isWellFormedKey, keyHashOf } from '../../src/local/keyMaterial.js';
+import type { Key } from '../../src/local/keyStore.js';
+import { runKeysCli } from '../../src/local/keysCli.js';
+import { startLocalKeyService, type LocalKeyService } from '../../src/local/localKeyService.js';
+import { tempDir } from '../support/tempDir.js';
+import { createKeyCall, verifyCall } from './keyServiceHttp.js';
+
+const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const CLI = fileURLToPath(new URL('../../src/local/keysCli.ts', import.meta.url));
+const DAY = 86_400_000;
+
+interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `npm run keys -- ...` as its own process, with exactly the environment given. */
+function runCli(args: readonly string[], env: Record<string, string>): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+      cwd: REPO_ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 30_000,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+async function closedPortUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}`;
+}
+
+describe('npm run keys (src/local/keysCli.ts)', () => {
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let service: LocalKeyService;
+  let local: Record<string, string>;
+
+  before(async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    dir = await tempDir('local-cli-');
+    // A running local key service announces itself in the data directory, as `npm start` does.
+    service = await startLocalKeyService({ dataDir: dir.path });
+    local = { LOCAL_DATA_DIR: dir.path };
+  });
+  after(async () => {
+    await service.close();
+    await dir.remove();
+    nock.enableNetConnect();
+  });
+
+  it('creates, lists and revokes through the running local key service', async () => {
+    const created = await runCli(
+      ['create', '--org', 'org_demo', '--name', 'ci export', '--permissions', 'read, audit', '--expires-in-days', '30', '--json'],
+      local,
+    );
+    assert.equal(created.code, 0, created.stderr);
+    const { key, plaintext } = JSON.parse(created.stdout) as { key: Key; plaintext: string };
+    assert.ok(isWellFormedKey(plaintext));
+    assert.deepEqual([key.organizationId, key.name, key.permissions, key.createdBy], ['org_demo', 'ci export', ['read', 'audit'], 'usr_local_owner']);
+    const lifetime = Date.parse(key.expiresAt) - Date.parse(key.createdAt);
+    assert.ok(Math.abs(lifetime - 30 * DAY) < 60_000, `about 30 days, got ${lifetime} ms`);
+    assert.equal((await verifyCall(service, keyHashOf(plaintext))).body.key.id, key.id);
+    assert.ok(!(await readFile(service.dataFile, 'utf8')).includes(plaintext.slice(4)));
+
+    const listed = await runCli(['list', '--org', 'org_demo'], local);
+    assert.equal(listed.code, 0, listed.stderr);
+    const line = listed.stdout.split('\n').find((l) => l.startsWith(key.id));
+    assert.ok(line, listed.stdout);
+    assert.match(line, /active\s+read,audit/);
+    assert.ok(!listed.stdout.includes(plaintext.slice(4)));
+    assert.match(listed.stdout, /key_LOCALDEMO00000000000000004 .* revoked /);
+
+    const [revoked, again] = [await runCli(['revoke', '--org', 'org_demo', key.id], local), await runCli(['revoke', '--org', 'org_demo', key.id], local)];
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.match(revoked.stdout, new RegExp(`Key ${key.id} .*revoked`));
+    assert.equal(again.code, 0, again.stderr);
+    const after = (await verifyCall(service, keyHashOf(plaintext))).body.key;
+    assert.equal(after.revokedBy, 'usr_local_owner');
+    assert.ok(again.stdout.includes(after.revokedAt ?? 'missing'), 'revoking again keeps the first revocation');
+  });
+
+  it('says each refusal in one line and exits 1 (or 2 for configuration)', async () => {
+    // Fill org_other up to 50 active keys so the next one is refused.
+    for (let i = 2; i <= 50; i++) await createKeyCall(service, 'org_other', { name: `k${i}`, permissions: ['read'] });
+    const unreachable = await closedPortUrl();
+    const remote = (url: string) => ({
+      KEY_SERVICE_URL: url,
+      KEY_SERVICE_TOKEN: service.token,
+      PLATFORM_GRAPHQL_URL: 'http://127.0.0.1:9/graphql',
+      PLATFORM_TOKEN: 'unused',
+    });
+    const cases: Array<{ args: string[]; env: Record<string, string>; code: number; line: RegExp }> = [
+      { args: ['list', '--org', 'org_demo', '--actor-permissions', 'billing'], env: local, code: 1, line: /^keys: forbidden: usr_local_owner does not hold the manage_api_keys permission$/ },
+      { args: ['create', '--org', 'org_nope', '--name', 'x'], env: local, code: 1, line: /^keys: not found: the key service knows no organization org_nope$/ },
+      { args: ['revoke', '--org', 'org_demo', 'key_nope'], env: local, code: 1, line: /^keys: not found: organization org_demo has no key key_nope$/ },
+      { args: ['create', '--org', 'org_demo', '--name', 'x', '--expires-in-days', '731'], env: local, code: 1, line: /^keys: invalid expiry: .*730 days/ },
+      { args: ['create', '--org', 'org_demo', '--name', 'x'.repeat(101)], env: local, code: 1, line: /^keys: invalid request: the name must be 1 to 100 characters/ },
+      { args: ['create', '--org', 'org_other', '--name', 'one too many'], env: local, code: 1, line: /^keys: active key limit: org_other already has 50 active keys/ },
+      { args: ['list', '--org', 'org_demo'], env: remote(unreachable), code: 1, line: /^keys: the key service at http:\/\/127\.0\.0\.1:\d+ is unreachable \(ECONNREFUSED\)$/ },
+      { args: ['list', '--org', 'org_demo'], env: { ...remote(service.url), KEY_SERVICE_TOKEN: 'wrong' }, code: 1, line: /^keys: the key service refused the service token \(401\)/ },
+      { args: ['list', '--org', 'org_demo'], env: { KEY_SERVICE_URL: service.url, KEY_SERVICE_TOKEN: service.token }, code: 2, line: /PLATFORM_GRAPHQL_URL and KEY_SERVICE_URL go together/ },
+    ];
+    const runs = await Promise.all(cases.map((c) => runCli(c.args, c.env)));
+    runs.forEach((run, i) => {
+      const c = cases[i];
+      assert.ok(c);
+      assert.equal(run.code, c.code, `${c.args.join(' ')}: ${run.stderr}`);
+      assert.equal(run.stdout, '');
+      const lines = run.stderr.trim().split('\n');
+      assert.equal(lines.length, 1, run.stderr);
+      assert.match(lines[0] ?? '', c.line);
+    });
+  });
+
+  it('talks to KEY_SERVICE_URL when the upstreams are configured', async () => {
+    const otherDir = await tempDir('local-cli-remote-');
+    const remote = await startLocalKeyService({ dataDir: otherDir.path, announce: false });
+    try {
+      const run = await runCli(['list', '--org', 'org_starter', '--json'], {
+        KEY_SERVICE_URL: `${remote.url}/`,
+        KEY_SERVICE_TOKEN: remote.token,
+        PLATFORM_GRAPHQL_URL: 'http://127.0.0.1:9/graphql',
+        PLATFORM_TOKEN: 'unused',
+        LOCAL_DATA_DIR: dir.path,
+      });
+      assert.equal(run.code, 0, run.stderr);
+      assert.deepEqual((JSON.parse(run.stdout) as { keys: Key[] }).keys.map((k) => k.name), ['local starter']);
+    } finally {
+      await remote.close();
+      await otherDir.remove();
+    }
+  });
+
+  it('works on the data file itself when no local key service runs (and past a stale endpoint)', async () => {
+    const idle = await tempDir('local-cli-idle-');
+    try {
+      // The endpoint of a service that is gone: the CLI must not give up on it.
+      await writeFile(join(idle.path, 'key-service.endpoint.json'), JSON.stringify({ url: await closedPortUrl(), token: 't', pid: process.pid }));
+      const created = await runCli(['create', '--org', 'org_starter', '--name', 'offline', '--json'], { LOCAL_DATA_DIR: idle.path });
+      assert.equal(created.code, 0, created.stderr);
+      const { plaintext } = JSON.parse(created.stdout) as { plaintext: string };
+      const started = await startLocalKeyService({ dataDir: idle.path, announce: false });
+      try {
+        const verified = await verifyCall(started, keyHashOf(plaintext));
+        assert.deepEqual([verified.status, verified.body.key.name], [200, 'offline']);
+      } finally {
+        await started.close();
+      }
+    } finally {
+      await idle.remove();
+    }
+  });
+
+  it('explains its usage and exits 2 on a wrong command line (in process)', async () => {
+    const cases = [[], ['list'], ['create', '--org', 'org_demo'], ['revoke', '--org', 'org_demo'], ['rotate', '--org', 'x'], ['create', '--org', 'o', '--name', 'n', '--expires-in-days', 'soon'], ['list', '--org', 'o', '--bogus']];
+    for (const argv of cases) {
+      const lines: string[] = [];
+      const code = await runKeysCli(argv, { out: (l) => lines.push(l), err: (l) => lines.push(l) });
+      assert.equal(code, 2, argv.join(' '));
+      assert.match(lines.join('\n'), /Usage:\n {2}npm run keys -- create --org <id> --name <name>/);
+    }
+  });
+});
