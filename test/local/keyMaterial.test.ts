@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { crc32, isWellFormedKey, keyChecksum, keyFromRandomPart, keyHashOf, keyPrefixOf, newPlaintextKey, toBase62 } from '../../src/local/keyMaterial.js';
+import { crc32, keyChecksum, toBase62 } from '../../src/auth/keyChecksum.js';
+import { isWellFormedKey, keyFromRandomPart, keyHashOf, keyPrefixOf, newPlaintextKey } from '../../src/local/keyMaterial.js';
 import { LOCAL_KEYS } from '../../src/local/seedAccounts.js';
 
 describe('key material (key-service.md "Key format")', () => {
