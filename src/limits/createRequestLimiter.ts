@@ -92,7 +92,8 @@ export function createRequestLimiter(options: RequestLimiterOptions): ManagedReq
         const taken = limiter.incrementReservoir(-1);
         left = store === null ? await taken : await withinDeadline(taken, deadlineMs);
       } catch (err: unknown) {
-        logger.warn({ err, organizationId }, 'request limit could not be checked: denying with 503');
+        // Debug only: the 503 itself is logged with this cause, and the store logs the outage once.
+        logger.debug({ err, organizationId }, 'request limit could not be checked: denying with 503');
         throw limiterUnavailable(policy, err);
       }
       if (typeof left !== 'number' || !Number.isFinite(left)) {

@@ -42,7 +42,8 @@ export function connectRedisStore(redisUrl: string, logger: Logger): RedisStore 
   // bottleneck sets up its scripts once both connections were first ready; a call
   // before that would wait for them (and take an allowance late), so nothing is
   // asked until then. (Its typings declare ready() but it is a promise property.)
-  void (connection as unknown as { ready: Promise<unknown> }).ready.then(() => {
+  void (connection as unknown as { ready: Promise<{ subscriber: Redis }> }).ready.then(({ subscriber }) => {
+    withoutFailingUnsubscribe(subscriber, logger);
     connectionReady = true;
   });
   connection.on('error', (err: unknown) => {
@@ -69,4 +70,21 @@ export function connectRedisStore(redisUrl: string, logger: Logger): RedisStore 
       await connection.disconnect(false);
     },
   };
+}
+
+/**
+ * bottleneck drops a limiter's subscriptions inside an async forEach callback
+ * (IORedisConnection.__removeLimiter__), where nobody awaits them: an UNSUBSCRIBE
+ * failing while the subscriber reconnects would be an unhandled rejection, which
+ * ends the process. A subscription that cannot be dropped now is dropped with the
+ * connection anyway, so the failure is only logged.
+ */
+function withoutFailingUnsubscribe(subscriber: Redis, logger: Logger): void {
+  const target = subscriber as unknown as { unsubscribe: (...channels: string[]) => Promise<unknown> };
+  const unsubscribe = target.unsubscribe.bind(subscriber);
+  target.unsubscribe = (...channels: string[]) =>
+    unsubscribe(...channels).catch((err: unknown) => {
+      logger.debug({ err, channels }, 'redis unsubscribe failed; the subscription ends with its connection');
+      return 0;
+    });
 }

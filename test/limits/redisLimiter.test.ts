@@ -38,11 +38,17 @@ describe('request limit on Redis (many instances)', function () {
     }
   };
 
+  // An unhandled rejection ends a gateway process; none may come out of these failures.
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+
   before(async function () {
     skipWithoutRedis(this);
     redis = await startRedisServer();
+    process.on('unhandledRejection', onUnhandled);
   });
   after(async () => {
+    process.off('unhandledRejection', onUnhandled);
     await redis?.stop();
   });
   beforeEach(() => {
@@ -54,6 +60,8 @@ describe('request limit on Redis (many instances)', function () {
       redis.resume();
       await redis.command('FLUSHALL').catch(() => undefined);
     }
+    await delay(20);
+    assert.deepEqual(unhandled.splice(0), []);
   });
 
   it('two app instances on one Redis let exactly the allowance through together', async () => {
