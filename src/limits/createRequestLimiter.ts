@@ -65,7 +65,7 @@ export function createRequestLimiter(options: RequestLimiterOptions): ManagedReq
   const group = new Bottleneck.Group({
     id: GROUP_ID,
     reservoir: requests,
-    // Idle limiters (and, in Redis, their keys) are removed this long after last use.
+    // A window's limiter (and, in Redis, its keys) goes once its window is surely over.
     timeout: windowMs + CLOCK_SKEW_MARGIN_MS,
     Promise: BottleneckPromise,
     ...(store ? { datastore: 'ioredis', connection: store.connection } : {}),
@@ -103,7 +103,7 @@ export function createRequestLimiter(options: RequestLimiterOptions): ManagedReq
         allowed: left >= 0,
         limit: requests,
         remaining: Math.max(0, left),
-        resetSeconds: Math.min(window.resetSeconds, windowSeconds),
+        resetSeconds: window.resetSeconds,
         windowSeconds,
       };
     },
