@@ -4,10 +4,20 @@ export interface CachedAnswer {
   readonly etag: string;
 }
 
+/** hit: fresh from the cache; miss: loaded from the platform now; stale: the platform failed, an older answer stands in. */
 export type CacheStatus = 'hit' | 'miss' | 'stale';
+
+export interface CacheResult {
+  readonly answer: CachedAnswer;
+  readonly status: CacheStatus;
+  /** Whole seconds since the answer was loaded from the platform (0 when loaded for this request). */
+  readonly ageSeconds?: number;
+  /** True when this request waited for an identical request's platform call instead of making its own. */
+  readonly collapsed?: boolean;
+}
 
 export interface AnswerCache {
   /** The answer for `key`, loading (once, however many callers wait) when absent. */
-  get(key: string, load: () => Promise<unknown>): Promise<{ answer: CachedAnswer; status: CacheStatus }>;
+  get(key: string, load: () => Promise<unknown>): Promise<CacheResult>;
   readonly ttlSeconds: number;
 }

@@ -6,7 +6,7 @@ export function uncachedAnswers(): AnswerCache {
   return {
     ttlSeconds: 0,
     async get(_key, load) {
-      return { answer: serializeAnswer(await load()), status: 'miss' };
+      return { answer: serializeAnswer(await load()), status: 'miss', ageSeconds: 0 };
     },
   };
 }

@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import type { AppState } from '../appState.js';
 import { ApiError } from '../errors.js';
+import { rateLimitFields } from './rateLimitFields.js';
 import type { RequestLimiter } from './requestLimiter.js';
 
 /** Takes one request from the organization's allowance; refuses with 429 beyond it. */
@@ -9,9 +10,7 @@ export function limitRequests(limiter: RequestLimiter): Middleware<AppState> {
     const principal = ctx.state.principal;
     if (!principal) throw new ApiError('INTERNAL', 'An internal error occurred.');
     const decision = await limiter.take(principal.organizationId);
-    // draft-ietf-httpapi-ratelimit-headers: the policy, and what is left of it now.
-    ctx.set('RateLimit-Policy', `"per-organization";q=${decision.limit};w=${decision.windowSeconds}`);
-    ctx.set('RateLimit', `"per-organization";r=${decision.remaining};t=${decision.resetSeconds}`);
+    ctx.set(rateLimitFields(decision));
     if (!decision.allowed) {
       throw new ApiError('RATE_LIMITED', 'Too many requests for this organization. Retry later.', {
         headers: { 'Retry-After': String(Math.max(1, decision.resetSeconds)) },

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import type { AppState } from '../appState.js';
+import { cacheControlField, cacheStatusField, matchesIfNoneMatch } from '../cache/cacheFields.js';
 import { ApiError, UpstreamError } from '../errors.js';
 import type { Services } from '../services.js';
 import type { PublicRoute } from './publicRoute.js';
@@ -19,9 +20,23 @@ export function handleRoute<P extends Record<string, string | number>>(
     const organizationId = principal.organizationId;
     // The organization leads the key: no two organizations can ever share an entry.
     const key = `${organizationId}\u0000${route.path}\u0000${JSON.stringify(params)}`;
-    const { answer } = await services.cache.get(key, () =>
+    const result = await services.cache.get(key, () =>
       route.load({ platform: services.platform, organizationId }, params).catch(asPlatformFailure),
     );
+    const { answer } = result;
+    const ttlSeconds = services.cache.ttlSeconds;
+    ctx.set('ETag', answer.etag);
+    ctx.set('Cache-Control', cacheControlField(ttlSeconds));
+    // The answer depends on the organization behind the key, whichever header carried it.
+    ctx.vary('Authorization');
+    ctx.vary('X-API-Key');
+    ctx.set('Cache-Status', cacheStatusField(result, ttlSeconds));
+    if (ttlSeconds > 0 && result.status !== 'miss') ctx.set('Age', String(result.ageSeconds ?? 0));
+    if (matchesIfNoneMatch(ctx.get('If-None-Match') || undefined, answer.etag)) {
+      // Unchanged: the caller's copy stands. Still a successful call, so still counted.
+      ctx.status = 304;
+      return;
+    }
     ctx.status = 200;
     ctx.type = 'application/json';
     ctx.body = answer.body;

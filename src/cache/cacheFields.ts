@@ -1,0 +1,46 @@
+import type { CacheResult } from './answerCache.js';
+
+/** The cache's name in Cache-Status. */
+const CACHE_NAME = 'gateway';
+
+/**
+ * Cache-Status (RFC 9211) for one answer:
+ * - `gateway; hit; ttl=12`: served from the cache, fresh for 12 more seconds;
+ * - `gateway; fwd=miss` (`; collapsed` when it shared another request's platform call);
+ * - `gateway; fwd=stale; ttl=-40; detail=stale-if-error`: the platform failed and an
+ *   older answer stands in, 40 seconds past its freshness;
+ * - `gateway; fwd=bypass`: the cache is off (CACHE_TTL_SECONDS=0).
+ */
+export function cacheStatusField(result: CacheResult, ttlSeconds: number): string {
+  if (ttlSeconds <= 0) return `${CACHE_NAME}; fwd=bypass`;
+  const age = result.ageSeconds ?? 0;
+  switch (result.status) {
+    case 'hit':
+      return `${CACHE_NAME}; hit; ttl=${ttlSeconds - age}`;
+    case 'stale':
+      return `${CACHE_NAME}; fwd=stale; ttl=${ttlSeconds - age}; detail=stale-if-error`;
+    case 'miss':
+      return result.collapsed ? `${CACHE_NAME}; fwd=miss; collapsed` : `${CACHE_NAME}; fwd=miss`;
+  }
+}
+
+/** Answers are per organization (private) and as fresh as the gateway's own cache. */
+export function cacheControlField(ttlSeconds: number): string {
+  return ttlSeconds > 0 ? `private, max-age=${ttlSeconds}` : 'no-store';
+}
+
+/**
+ * If-None-Match (RFC 9110 §13.1.2) against the current strong tag: `*` matches any
+ * current answer; otherwise any listed entity-tag matches by weak comparison (W/
+ * ignored, opaque tags equal). Anything unparsable matches nothing.
+ */
+export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const value = header.trim();
+  if (value === '*') return true;
+  const current = etag.startsWith('W/') ? etag.slice(2) : etag;
+  for (const match of value.matchAll(/(?:W\/)?("[\x21\x23-\x7e\x80-\xff]*")/g)) {
+    if (match[1] === current) return true;
+  }
+  return false;
+}

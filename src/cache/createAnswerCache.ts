@@ -1,0 +1,88 @@
+import { LRUCache } from 'lru-cache';
+import { UpstreamError } from '../errors.js';
+import type { AnswerCache, CachedAnswer, CacheResult } from './answerCache.js';
+import { serializeAnswer } from './serializeAnswer.js';
+import { uncachedAnswers } from './uncachedAnswers.js';
+
+export interface AnswerCacheOptions {
+  /** CACHE_TTL_SECONDS: how long an answer is served without asking the platform. 0 turns the cache off. */
+  readonly ttlSeconds: number;
+  /**
+   * Stale-if-error: when the platform fails (UpstreamError: unreachable, timeout, bad
+   * answer, throttled), an answer loaded at most this many seconds ago is served
+   * instead of the 502/504, flagged stale. Default 300 (five minutes): long enough to
+   * ride out a platform restart, short enough that nobody acts on old rankings.
+   */
+  readonly staleSeconds?: number;
+  /** Bounds on memory: entries, and bytes of keys plus bodies. Defaults 10 000 and 64 MiB. */
+  readonly maxEntries?: number;
+  readonly maxBytes?: number;
+  readonly now?: () => Date;
+}
+
+interface Entry {
+  readonly answer: CachedAnswer;
+  /** When the platform answered (ms since the epoch). */
+  readonly loadedAt: number;
+}
+
+const ENTRY_OVERHEAD_BYTES = 128;
+
+/**
+ * The brief cache in front of the platform (lru-cache, bounded by entries and bytes).
+ * Keys lead with the organization id (handleRoute builds them), so no entry and no
+ * in-flight load is ever shared across organizations. Identical requests that arrive
+ * while a load runs wait for that same load. Only successful answers are stored: a
+ * failed load rejects every waiter and leaves nothing behind.
+ */
+export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
+  if (options.ttlSeconds <= 0) return uncachedAnswers();
+  const ttlMs = options.ttlSeconds * 1000;
+  const staleMs = (options.staleSeconds ?? 300) * 1000;
+  const now = options.now ?? (() => new Date());
+  const entries = new LRUCache<string, Entry>({
+    max: options.maxEntries ?? 10_000,
+    maxSize: options.maxBytes ?? 64 * 1024 * 1024,
+    sizeCalculation: (entry, key) =>
+      Buffer.byteLength(entry.answer.body) + entry.answer.etag.length + key.length * 2 + ENTRY_OVERHEAD_BYTES,
+  });
+  const loads = new Map<string, Promise<CachedAnswer>>();
+
+  const startLoad = (key: string, load: () => Promise<unknown>): Promise<CachedAnswer> => {
+    const loading = load().then((payload) => {
+      const answer = serializeAnswer(payload);
+      entries.set(key, { answer, loadedAt: now().getTime() });
+      return answer;
+    });
+    loads.set(key, loading);
+    const forget = () => {
+      if (loads.get(key) === loading) loads.delete(key);
+    };
+    loading.then(forget, forget);
+    return loading;
+  };
+
+  return {
+    ttlSeconds: options.ttlSeconds,
+    async get(key, load): Promise<CacheResult> {
+      const kept = entries.get(key);
+      if (kept) {
+        const age = now().getTime() - kept.loadedAt;
+        if (age < ttlMs) return { answer: kept.answer, status: 'hit', ageSeconds: Math.floor(age / 1000) };
+        if (age > staleMs) entries.delete(key); // too old even to stand in for a failure
+      }
+      const waiting = loads.get(key);
+      try {
+        const answer = await (waiting ?? startLoad(key, load));
+        return { answer, status: 'miss', ageSeconds: 0, collapsed: waiting !== undefined };
+      } catch (err: unknown) {
+        const stale = err instanceof UpstreamError ? entries.peek(key) : undefined;
+        const age = stale ? now().getTime() - stale.loadedAt : Infinity;
+        if (stale && age <= staleMs) {
+          return { answer: stale.answer, status: 'stale', ageSeconds: Math.floor(age / 1000), collapsed: waiting !== undefined };
+        }
+        throw err;
+      }
+    },
+  };
+}

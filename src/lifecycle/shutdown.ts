@@ -1,0 +1,141 @@
+import type { Server, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+
+export interface ShutdownOptions {
+  /** The listening HTTP server (already listening or about to). */
+  readonly server: Server;
+  /**
+   * Run one after another once no request is left, each told the milliseconds left
+   * before the deadline: flush usage first, then close the limiter, the authenticator...
+   */
+  readonly closers: ReadonlyArray<(remainingMs: number) => Promise<void>>;
+  readonly logger: Logger;
+  /** From the signal to the exit. Default 10 000 ms. */
+  readonly deadlineMs?: number;
+  /** How long requests in flight may take to finish before their connections are cut. Default 60 % of the deadline. */
+  readonly drainMs?: number;
+  /** Default SIGTERM and SIGINT; [] installs no handler (tests call shutdown() themselves). */
+  readonly signals?: readonly NodeJS.Signals[];
+  /** Default process.exit. */
+  readonly exit?: (code: number) => void;
+}
+
+export interface ShutdownHandle {
+  /** Starts the shutdown (what a signal does); every later call gets the same run. Resolves with the exit code. */
+  shutdown(reason: string): Promise<number>;
+  /** Removes the signal handlers. */
+  uninstall(): void;
+}
+
+/** Time kept back from the closers for the last log line and the exit. */
+const EXIT_MARGIN_MS = 200;
+const IDLE_SWEEP_MS = 100;
+
+/**
+ * One orderly shutdown, however many signals arrive: npm does not forward signals,
+ * so operators signal the whole process group, and the gateway may get the same
+ * SIGTERM twice (from the group and directly). The first starts the shutdown; the
+ * others are logged and change nothing, so the default action (exit at once, losing
+ * unflushed usage) never runs.
+ *
+ * Order: stop accepting connections; let requests in flight finish (their
+ * connections close after the answer, idle keep-alive ones at once); then the
+ * closers, in order (usage flush first); then exit 0, or 1 if a step failed or the
+ * deadline passed.
+ */
+export function installShutdown(options: ShutdownOptions): ShutdownHandle {
+  const { server, closers, logger } = options;
+  const deadlineMs = options.deadlineMs ?? 10_000;
+  const drainMs = options.drainMs ?? Math.floor(deadlineMs * 0.6);
+  const exit = options.exit ?? ((code: number) => process.exit(code));
+  const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
+  const inFlight = new Set<ServerResponse>();
+  let stopping = false;
+  let run: Promise<number> | null = null;
+
+  const track = (_req: unknown, res: ServerResponse): void => {
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+    // A request that arrives on a kept-alive connection during the drain is served, then that connection closes.
+    if (stopping) closeAfterAnswer(res);
+  };
+  server.on('request', track);
+
+  const stop = async (reason: string): Promise<number> => {
+    const started = Date.now();
+    const deadlineAt = started + deadlineMs;
+    const hardStop = setTimeout(() => {
+      logger.error({ deadlineMs }, 'shutdown deadline passed: exiting now');
+      exit(1);
+    }, deadlineMs);
+    hardStop.unref();
+
+    stopping = true;
+    logger.info({ reason, inFlight: inFlight.size }, 'shutting down: taking no new connections, finishing requests in flight');
+    for (const res of inFlight) closeAfterAnswer(res);
+    const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+    let drainLimit: NodeJS.Timeout | undefined;
+    const drainedInTime = await Promise.race([
+      drained.then(() => true),
+      new Promise<boolean>((resolve) => {
+        drainLimit = setTimeout(() => resolve(false), drainMs);
+      }),
+    ]);
+    clearTimeout(drainLimit);
+    clearInterval(sweep);
+    if (!drainedInTime) {
+      logger.warn({ unfinished: inFlight.size }, 'requests still running at the drain limit: cutting their connections');
+      server.closeAllConnections();
+    }
+
+    let code = 0;
+    for (const closer of closers) {
+      const remainingMs = Math.max(0, deadlineAt - Date.now() - EXIT_MARGIN_MS);
+      try {
+        await withinMs(closer(remainingMs), remainingMs);
+      } catch (err: unknown) {
+        code = 1;
+        logger.error({ err }, 'shutdown step failed');
+      }
+    }
+    clearTimeout(hardStop);
+    logger.info({ code, durationMs: Date.now() - started }, 'shutdown complete');
+    exit(code);
+    return code;
+  };
+
+  const shutdown = (reason: string): Promise<number> => {
+    if (run) {
+      logger.info({ reason }, 'shutdown already in progress');
+      return run;
+    }
+    run = stop(reason);
+    return run;
+  };
+  const onSignal = (signal: NodeJS.Signals) => void shutdown(signal);
+  for (const signal of signals) process.on(signal, onSignal);
+
+  return {
+    shutdown,
+    uninstall() {
+      for (const signal of signals) process.off(signal, onSignal);
+      server.off('request', track);
+    },
+  };
+}
+
+function closeAfterAnswer(res: ServerResponse): void {
+  if (!res.headersSent) res.setHeader('Connection', 'close');
+}
+
+function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`not done within ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}

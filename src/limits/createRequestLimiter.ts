@@ -1,0 +1,138 @@
+import Bottleneck from 'bottleneck';
+import type { Logger } from 'pino';
+import { BottleneckPromise } from './bottleneckPromise.js';
+import { fixedWindowAt } from './fixedWindow.js';
+import { limiterUnavailable } from './limiterUnavailable.js';
+import { connectRedisStore, type RedisStore } from './redisStore.js';
+import type { LimitDecision, RequestLimiter } from './requestLimiter.js';
+
+export interface RequestLimiterOptions {
+  /** RATE_LIMIT_REQUESTS: allowance per organization per window. */
+  readonly requests: number;
+  /** RATE_LIMIT_WINDOW_SECONDS. */
+  readonly windowSeconds: number;
+  /** REDIS_URL: null keeps the limit in this process only. */
+  readonly redisUrl: string | null;
+  readonly logger: Logger;
+  /** The clock that places a request in its window (tests move it). */
+  readonly now?: () => Date;
+  /** How long a request may wait for Redis before it is denied with 503 (default 200 ms). */
+  readonly redisDeadlineMs?: number;
+}
+
+/** The limiter main.ts builds: the middleware's RequestLimiter, plus readiness. */
+export interface ManagedRequestLimiter extends RequestLimiter {
+  /** False while the limit cannot be enforced (Redis not answering): for the readiness probe. */
+  available(): boolean;
+}
+
+const GROUP_ID = 'gateway-request-limit';
+/**
+ * A window's limiter outlives its window by this much, so an instance whose clock
+ * runs a little behind still finds the window's shared count in Redis.
+ */
+const CLOCK_SKEW_MARGIN_MS = 10_000;
+
+/**
+ * The per-organization request limit. It exists so one organization's traffic (a
+ * runaway script, a leaked key) cannot exhaust the platform for every other
+ * organization, and so the spec's promise of a request limit holds on every instance.
+ *
+ * Shape: a fixed window of `requests` per `windowSeconds`. Each (organization,
+ * window) pair is one key of a bottleneck Group whose reservoir starts at
+ * `requests`. A request takes one unit with incrementReservoir(-1), a single atomic
+ * Lua call in Redis mode, and reads the verdict from what is left: it never waits in
+ * bottleneck's queue (schedule() would hold the request until the next window, and
+ * between instances its submit/register steps can leave a job queued). Keying by
+ * window rather than using reservoirRefreshInterval makes the reset time exact and
+ * the same on every instance, and avoids increment_reservoir's refresh running after
+ * the decrement (which would let one request per window through uncounted).
+ *
+ * With REDIS_URL the Group uses bottleneck's ioredis datastore, so every instance on
+ * that Redis draws from the same reservoir: together they let exactly `requests`
+ * through per window. When Redis cannot answer within the deadline, the request is
+ * denied with 503 and never passes unlimited.
+ */
+export function createRequestLimiter(options: RequestLimiterOptions): ManagedRequestLimiter {
+  const { requests, windowSeconds, logger } = options;
+  const windowMs = windowSeconds * 1000;
+  const now = options.now ?? (() => new Date());
+  const deadlineMs = options.redisDeadlineMs ?? 200;
+  const policy = { limit: requests, windowSeconds };
+  const store: RedisStore | null = options.redisUrl === null ? null : connectRedisStore(options.redisUrl, logger);
+  let closed = false;
+
+  const group = new Bottleneck.Group({
+    id: GROUP_ID,
+    reservoir: requests,
+    // A window's limiter (and, in Redis, its keys) goes once its window is surely over.
+    timeout: windowMs + CLOCK_SKEW_MARGIN_MS,
+    Promise: BottleneckPromise,
+    ...(store ? { datastore: 'ioredis', connection: store.connection } : {}),
+  });
+  group.on('created', (limiter: Bottleneck, key: string) => {
+    limiter.on('error', (err: unknown) => {
+      if (!closed) logger.debug({ err, key }, 'request limiter error');
+    });
+    // A limiter whose Redis setup failed (the connection dropped, or Redis stalled,
+    // while it was being created) rejects every later call; forget it so the next
+    // request builds a fresh one.
+    limiter.ready().catch(() => forgetLimiter(group, key, limiter));
+  });
+
+  return {
+    async take(organizationId: string): Promise<LimitDecision> {
+      const window = fixedWindowAt(now().getTime(), windowMs);
+      if (closed || (store !== null && !store.usable())) {
+        throw limiterUnavailable(policy, new Error(closed ? 'limiter closed' : 'redis not connected'));
+      }
+      const limiter = group.key(`${organizationId}:${window.index}`);
+      let left: number;
+      try {
+        const taken = limiter.incrementReservoir(-1);
+        left = store === null ? await taken : await withinDeadline(taken, deadlineMs);
+      } catch (err: unknown) {
+        // Debug only: the 503 itself is logged with this cause, and the store logs the outage once.
+        logger.debug({ err, organizationId }, 'request limit could not be checked: denying with 503');
+        throw limiterUnavailable(policy, err);
+      }
+      if (typeof left !== 'number' || !Number.isFinite(left)) {
+        throw limiterUnavailable(policy, new Error(`unexpected reservoir ${String(left)}`));
+      }
+      return {
+        allowed: left >= 0,
+        limit: requests,
+        remaining: Math.max(0, left),
+        resetSeconds: window.resetSeconds,
+        windowSeconds,
+      };
+    },
+    available: () => !closed && (store === null || store.usable()),
+    async close() {
+      if (closed) return;
+      closed = true;
+      if (store) await store.close();
+      else await Promise.all(group.keys().map((key) => group.deleteKey(key)));
+    },
+  };
+}
+
+/**
+ * Group.deleteKey would also delete the key's Redis state that every other instance
+ * counts on; a limiter whose setup failed holds nothing worth keeping, so only our
+ * local reference is dropped. bottleneck's Group offers no public call for that.
+ */
+function forgetLimiter(group: Bottleneck.Group, key: string, limiter: Bottleneck): void {
+  const instances = (group as unknown as { instances?: Record<string, Bottleneck | undefined> }).instances;
+  if (instances && instances[key] === limiter) delete instances[key];
+}
+
+/** The call's answer, or a rejection once `ms` passed; the late answer is ignored. */
+function withinDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`redis gave no answer within ${ms} ms`)), ms);
+  });
+  promise.catch(() => undefined); // a late failure is not an unhandled rejection
+  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
+}

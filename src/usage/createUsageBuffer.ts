@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Principal } from '../auth/principal.js';
+import { UpstreamError } from '../errors.js';
+import { retryDelayMs } from './retryDelay.js';
+import type { UsageEvent, UsageSink } from './usageEvent.js';
+import type { UsageRecorder } from './usageRecorder.js';
+
+export interface UsageBufferOptions {
+  readonly sink: UsageSink;
+  readonly logger: Logger;
+  /** Events per call to the key service: 1 to 1000 (its limit), default 1000. */
+  readonly batchSize?: number;
+  /** How long an event may wait for companions before it is sent. Default 1000 ms. */
+  readonly flushIntervalMs?: number;
+  readonly now?: () => Date;
+  /** Backoff after a failed call: first delay and cap. Defaults 250 ms and 30 s. */
+  readonly retryBaseMs?: number;
+  readonly retryMaxMs?: number;
+  readonly random?: () => number;
+  /**
+   * Whether a failure means the service refused the batch itself (400 invalid_request),
+   * so sending it again cannot help. Default: an error named 'UsageRejectedError'
+   * (the key service client's), or an UpstreamError whose detail says status 400.
+   */
+  readonly isRejection?: (err: unknown) => boolean;
+}
+
+const MAX_BATCH = 1000;
+/** While closing, retries come quickly: the deadline, not the backoff, bounds the wait. */
+const CLOSING_RETRY_MAX_MS = 500;
+
+/**
+ * Counts successful calls: every record() becomes an event with its own UUID, kept
+ * in memory until the key service acknowledges it. Events go out in batches of at
+ * most `batchSize`, one call at a time; a failed batch is sent again (the same ids,
+ * so nothing is counted twice) after a growing, jittered delay until it is accepted.
+ * The one exception is a batch the service refuses as malformed (400): no retry can
+ * change that answer, so it is logged with its size and dropped.
+ */
+export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
+  const { sink, logger } = options;
+  const batchSize = Math.min(MAX_BATCH, Math.max(1, options.batchSize ?? MAX_BATCH));
+  const flushIntervalMs = options.flushIntervalMs ?? 1000;
+  const now = options.now ?? (() => new Date());
+  const random = options.random ?? Math.random;
+  const isRejection = options.isRejection ?? isRejectedBatch;
+  const retryBaseMs = options.retryBaseMs ?? 250;
+  const retryMaxMs = options.retryMaxMs ?? 30_000;
+
+  /** Recorded, not yet in a call. */
+  const queue: UsageEvent[] = [];
+  /** The batch being sent, or waiting to be sent again after a failure. */
+  let batch: UsageEvent[] | null = null;
+  const pendingByOrganization = new Map<string, number>();
+  let pendingTotal = 0;
+  let failures = 0;
+  let sending = false;
+  let timer: { handle: NodeJS.Timeout; backoff: boolean } | null = null;
+  let closing = false;
+  let stopped = false;
+  const drainedWaiters: Array<() => void> = [];
+
+  const schedule = (delayMs: number, backoff: boolean): void => {
+    if (stopped || sending || timer) return;
+    const handle = setTimeout(() => {
+      timer = null;
+      void pump();
+    }, delayMs);
+    // A buffer never keeps a process alive by itself, except while it is being closed.
+    if (!closing) handle.unref();
+    timer = { handle, backoff };
+  };
+
+  const sendSoon = (): void => {
+    if (timer && !timer.backoff) {
+      clearTimeout(timer.handle);
+      timer = null;
+    }
+    schedule(0, false);
+  };
+
+  const settle = (events: readonly UsageEvent[]): void => {
+    for (const event of events) {
+      const left = (pendingByOrganization.get(event.organizationId) ?? 0) - 1;
+      if (left > 0) pendingByOrganization.set(event.organizationId, left);
+      else pendingByOrganization.delete(event.organizationId);
+    }
+    pendingTotal -= events.length;
+    if (pendingTotal === 0) for (const wake of drainedWaiters.splice(0)) wake();
+  };
+
+  /** Sends batches one call at a time while there is something worth sending now. */
+  const pump = async (): Promise<void> => {
+    if (sending || stopped) return;
+    sending = true;
+    try {
+      while (!stopped) {
+        if (batch === null) {
+          // Outside shutdown, a partial batch waits for the flush interval to fill up.
+          if (queue.length === 0) break;
+          batch = queue.splice(0, batchSize);
+        }
+        const current = batch;
+        try {
+          const receipt = await sink.recordUsage(current);
+          if (receipt.accepted + receipt.duplicates !== current.length) {
+            logger.warn(
+              { sent: current.length, accepted: receipt.accepted, duplicates: receipt.duplicates },
+              'usage receipt does not add up to the batch sent',
+            );
+          }
+          batch = null;
+          failures = 0;
+          settle(current);
+        } catch (err: unknown) {
+          if (isRejection(err)) {
+            logger.error(
+              { err, dropped: current.length, organizations: countByOrganization(current) },
+              'usage batch refused by the key service as malformed: dropped, these calls are not counted',
+            );
+            batch = null;
+            settle(current);
+            continue;
+          }
+          failures += 1;
+          const delay = retryDelayMs(failures, {
+            baseMs: retryBaseMs,
+            maxMs: closing ? Math.min(retryMaxMs, CLOSING_RETRY_MAX_MS) : retryMaxMs,
+            random,
+            retryAfterSeconds: err instanceof UpstreamError ? err.retryAfterSeconds : undefined,
+          });
+          logger.warn(
+            { err, attempt: failures, retryInMs: delay, pending: pendingTotal },
+            'usage batch not recorded: retrying',
+          );
+          sending = false;
+          schedule(delay, true);
+          return;
+        }
+        if (!closing && queue.length < batchSize) break;
+      }
+    } finally {
+      sending = false;
+    }
+    if (queue.length > 0) schedule(closing ? 0 : flushIntervalMs, false);
+  };
+
+  return {
+    record(principal: Principal, route: string): void {
+      if (stopped) {
+        logger.error({ organizationId: principal.organizationId, route }, 'usage recorded after shutdown: not counted');
+        return;
+      }
+      queue.push({
+        id: randomUUID(),
+        keyId: principal.keyId,
+        organizationId: principal.organizationId,
+        route,
+        at: now().toISOString(),
+      });
+      pendingByOrganization.set(principal.organizationId, (pendingByOrganization.get(principal.organizationId) ?? 0) + 1);
+      pendingTotal += 1;
+      if (queue.length >= batchSize || closing) sendSoon();
+      else schedule(flushIntervalMs, false);
+    },
+
+    pending(organizationId: string): number {
+      return pendingByOrganization.get(organizationId) ?? 0;
+    },
+
+    async close(deadlineMs: number): Promise<void> {
+      if (!closing) {
+        closing = true;
+        // Whatever waits, waits no longer: send now (a backoff is shortened to the closing cap).
+        if (timer) {
+          clearTimeout(timer.handle);
+          timer = null;
+        }
+        void pump();
+      }
+      if (pendingTotal > 0) {
+        let deadline: NodeJS.Timeout | undefined;
+        await Promise.race([
+          new Promise<void>((resolve) => drainedWaiters.push(resolve)),
+          new Promise<void>((resolve) => {
+            deadline = setTimeout(resolve, Math.max(0, deadlineMs));
+          }),
+        ]);
+        clearTimeout(deadline);
+      }
+      stopped = true;
+      if (timer) {
+        clearTimeout(timer.handle);
+        timer = null;
+      }
+      if (pendingTotal > 0) {
+        logger.error({ lost: pendingTotal }, 'usage events not recorded before the shutdown deadline: lost');
+      }
+    },
+  };
+}
+
+/** The key service refused the batch as malformed: retrying the same events cannot succeed. */
+export function isRejectedBatch(err: unknown): boolean {
+  if (err instanceof Error && err.name === 'UsageRejectedError') return true;
+  return err instanceof UpstreamError && err.upstream === 'key-service' && /\bstatus 400\b/.test(err.detail);
+}
+
+function countByOrganization(events: readonly UsageEvent[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const event of events) counts[event.organizationId] = (counts[event.organizationId] ?? 0) + 1;
+  return counts;
+}

@@ -1,0 +1,15 @@
+/**
+ * Exponential backoff with jitter: attempt 1 waits about `baseMs`, each further
+ * attempt twice as long, never more than `maxMs`. Half of the delay is random so
+ * that instances which failed together do not retry together. An upstream's own
+ * Retry-After is honoured up to the same cap.
+ */
+export function retryDelayMs(
+  attempt: number,
+  options: { baseMs: number; maxMs: number; random: () => number; retryAfterSeconds?: number | undefined },
+): number {
+  const exponential = Math.min(options.maxMs, options.baseMs * 2 ** Math.max(0, attempt - 1));
+  const jittered = exponential / 2 + options.random() * (exponential / 2);
+  const asked = (options.retryAfterSeconds ?? 0) * 1000;
+  return Math.round(Math.min(options.maxMs, Math.max(jittered, asked)));
+}

@@ -1,0 +1,200 @@
+import assert from 'node:assert/strict';
+import nock from 'nock';
+import { createApp } from '../../src/app.js';
+import { createAnswerCache } from '../../src/cache/createAnswerCache.js';
+import { fakeServices, PLATFORM_URL, recordingUsage, type RecordedUsage } from '../support/fakeServices.js';
+import { listen } from '../support/http.js';
+import { keywordsData } from '../support/platformAnswers.js';
+
+const T0 = Date.parse('2026-11-21T12:00:00.000Z');
+const PLATFORM = new URL(PLATFORM_URL);
+
+interface GraphqlBody {
+  variables: { organizationId?: string };
+}
+
+describe('cached answers over HTTP', () => {
+  let clock: number;
+  let usage: RecordedUsage;
+  let server: Awaited<ReturnType<typeof listen>>;
+
+  const get = (token: string, headers: Record<string, string> = {}) =>
+    fetch(`${server.url}/v1/api/keywords?site=example.com`, {
+      headers: { authorization: `Bearer ${token}`, ...headers },
+    });
+
+  /** The platform answers `times` Keywords calls; each answer names the organization asked for. */
+  const platformAnswers = (times: number, delayMs = 0) =>
+    nock(PLATFORM.origin)
+      .post(PLATFORM.pathname)
+      .times(times)
+      .delay(delayMs)
+      .reply(200, (_uri, body) => {
+        const organizationId = (body as GraphqlBody).variables.organizationId ?? 'none';
+        return { data: keywordsData(`kw-${organizationId}`) };
+      });
+
+  const serve = async (ttlSeconds: number) => {
+    server = await listen(
+      createApp(
+        fakeServices({
+          usage,
+          now: () => new Date(clock),
+          cache: createAnswerCache({ ttlSeconds, staleSeconds: 300, now: () => new Date(clock) }),
+        }),
+      ),
+    );
+  };
+
+  before(() => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+  });
+  after(() => {
+    nock.enableNetConnect();
+  });
+  beforeEach(() => {
+    clock = T0;
+    usage = recordingUsage();
+  });
+  afterEach(async () => {
+    await server.close();
+    nock.cleanAll();
+  });
+
+  it('serves repeated requests from the cache with validators and cache fields, until the TTL passes', async () => {
+    await serve(30);
+    const scope = platformAnswers(2);
+    const first = await get('key-org-a');
+    const firstBody = await first.text();
+    assert.equal(first.status, 200);
+    assert.match(first.headers.get('etag') ?? '', /^"[A-Za-z0-9_-]{27}"$/);
+    assert.equal(first.headers.get('cache-control'), 'private, max-age=30');
+    assert.equal(first.headers.get('vary'), 'Authorization, X-API-Key');
+    assert.equal(first.headers.get('cache-status'), 'gateway; fwd=miss');
+    assert.equal(first.headers.get('age'), null);
+
+    clock = T0 + 10_000;
+    const second = await get('key-org-a');
+    assert.equal(await second.text(), firstBody);
+    assert.equal(second.headers.get('etag'), first.headers.get('etag'));
+    assert.equal(second.headers.get('cache-status'), 'gateway; hit; ttl=20');
+    assert.equal(second.headers.get('age'), '10');
+    assert.equal(scope.pendingMocks().length, 1, 'one platform call so far');
+
+    clock = T0 + 30_000;
+    const third = await get('key-org-a');
+    await third.arrayBuffer();
+    assert.equal(third.headers.get('cache-status'), 'gateway; fwd=miss');
+    scope.done();
+    assert.equal(usage.events.length, 3, 'a cached answer still counts as usage');
+  });
+
+  it('makes one platform call for identical requests in flight together', async () => {
+    await serve(30);
+    let calls = 0;
+    const scope = nock(PLATFORM.origin)
+      .post(PLATFORM.pathname)
+      .delay(100)
+      .reply(200, () => {
+        calls += 1;
+        return { data: keywordsData() };
+      });
+    const responses = await Promise.all(Array.from({ length: 6 }, () => get('key-org-a')));
+    const bodies = await Promise.all(responses.map((res) => res.text()));
+    assert.deepEqual(
+      responses.map((res) => res.status),
+      [200, 200, 200, 200, 200, 200],
+    );
+    assert.equal(new Set(bodies).size, 1);
+    assert.equal(calls, 1);
+    const statuses = responses.map((res) => res.headers.get('cache-status')).sort();
+    assert.deepEqual(statuses, [
+      'gateway; fwd=miss',
+      ...Array.from({ length: 5 }, () => 'gateway; fwd=miss; collapsed'),
+    ]);
+    scope.done();
+    assert.equal(usage.events.length, 6);
+  });
+
+  it('never serves one organization an answer cached for another', async () => {
+    await serve(30);
+    const scope = platformAnswers(2);
+    const a = await get('key-org-a');
+    const b = await get('key-org-b');
+    const bodyA = (await a.json()) as { data: { keywords: Array<{ keyword: string }> } };
+    const bodyB = (await b.json()) as { data: { keywords: Array<{ keyword: string }> } };
+    assert.equal(bodyA.data.keywords[0]?.keyword, 'kw-org_a');
+    assert.equal(bodyB.data.keywords[0]?.keyword, 'kw-org_b');
+    assert.equal(b.headers.get('cache-status'), 'gateway; fwd=miss');
+    const againA = (await (await get('key-org-a')).json()) as typeof bodyA;
+    assert.equal(againA.data.keywords[0]?.keyword, 'kw-org_a');
+    scope.done();
+  });
+
+  it('answers 304 without a body to If-None-Match with the current tag, and counts it as usage', async () => {
+    await serve(30);
+    const scope = platformAnswers(1);
+    const first = await get('key-org-a');
+    await first.arrayBuffer();
+    const etag = first.headers.get('etag') ?? '';
+
+    const unchanged = await get('key-org-a', { 'if-none-match': `"other", W/${etag}` });
+    assert.equal(unchanged.status, 304);
+    assert.equal(await unchanged.text(), '');
+    assert.equal(unchanged.headers.get('etag'), etag);
+    assert.equal(unchanged.headers.get('cache-control'), 'private, max-age=30');
+    assert.equal(unchanged.headers.get('vary'), 'Authorization, X-API-Key');
+
+    const changed = await get('key-org-a', { 'if-none-match': '"not-the-tag"' });
+    assert.equal(changed.status, 200);
+    await changed.arrayBuffer();
+    scope.done();
+    assert.deepEqual(
+      usage.events.map((e) => e.organizationId),
+      ['org_a', 'org_a', 'org_a'],
+    );
+  });
+
+  it('stands in a recent answer, flagged stale, when the platform fails; with nothing cached the 502 stands', async () => {
+    await serve(30);
+    const ok = platformAnswers(1);
+    const fresh = await get('key-org-a');
+    const freshBody = await fresh.text();
+    ok.done();
+
+    clock = T0 + 120_000;
+    const down = nock(PLATFORM.origin).post(PLATFORM.pathname).times(2).reply(500, 'boom');
+    const stale = await get('key-org-a');
+    assert.equal(stale.status, 200);
+    assert.equal(await stale.text(), freshBody);
+    assert.equal(stale.headers.get('cache-status'), 'gateway; fwd=stale; ttl=-90; detail=stale-if-error');
+    assert.equal(stale.headers.get('age'), '120');
+
+    const nothingCached = await get('key-org-b');
+    assert.equal(nothingCached.status, 502);
+    const body = (await nothingCached.json()) as { errors: Array<{ code: string }> };
+    assert.equal(body.errors[0]?.code, 'UPSTREAM_ERROR');
+    assert.equal(nothingCached.headers.get('cache-status'), null);
+    down.done();
+    assert.deepEqual(
+      usage.events.map((e) => e.organizationId),
+      ['org_a', 'org_a'],
+      'the 502 is not counted',
+    );
+  });
+
+  it('with the cache off (TTL 0) asks the platform every time and says no-store', async () => {
+    await serve(0);
+    const scope = platformAnswers(2);
+    for (let i = 0; i < 2; i++) {
+      const res = await get('key-org-a');
+      await res.arrayBuffer();
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('cache-control'), 'no-store');
+      assert.equal(res.headers.get('cache-status'), 'gateway; fwd=bypass');
+      assert.match(res.headers.get('etag') ?? '', /^"/);
+    }
+    scope.done();
+  });
+});

@@ -1,0 +1,146 @@
+import assert from 'node:assert/strict';
+import { Agent, createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino } from 'pino';
+import { installShutdown, type ShutdownHandle } from '../../src/lifecycle/shutdown.js';
+
+interface Harness {
+  server: Server;
+  url: string;
+  exits: number[];
+  logs: string[];
+  steps: string[];
+  /** Requests to /slow wait until this is called. */
+  release(): void;
+  /** Resolves once a request to /slow reached the server. */
+  arrived: Promise<void>;
+}
+
+async function serve(): Promise<Harness> {
+  let release: () => void = () => undefined;
+  let arrive: () => void = () => undefined;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const arrived = new Promise<void>((resolve) => (arrive = resolve));
+  const server = createServer((req, res) => {
+    if (req.url === '/slow') {
+      arrive();
+      void released.then(() => res.end('slow done'));
+      return;
+    }
+    res.end('ok');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    server,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    exits: [],
+    logs: [],
+    steps: [],
+    release,
+    arrived,
+  };
+}
+
+function install(h: Harness, closers: Array<(ms: number) => Promise<void>>, drainMs = 5000): ShutdownHandle {
+  return installShutdown({
+    server: h.server,
+    closers,
+    logger: pino({ level: 'info' }, { write: (line: string) => h.logs.push(JSON.parse(line).msg as string) }),
+    deadlineMs: 8000,
+    drainMs,
+    signals: [],
+    exit: (code) => h.exits.push(code),
+  });
+}
+
+function get(url: string, agent?: Agent): Promise<{ status: number; body: string; connection: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { agent }, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body, connection: res.headers.connection }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('shutdown coordinator', () => {
+  let h: Harness;
+  let handle: ShutdownHandle | null = null;
+
+  beforeEach(async () => {
+    h = await serve();
+  });
+  afterEach(async () => {
+    h.release();
+    handle?.uninstall();
+    handle = null;
+    h.server.closeAllConnections();
+    await new Promise<void>((resolve) => h.server.close(() => resolve()));
+  });
+
+  it('waits for requests in flight, then runs the closers in order with the time left, then exits 0 once', async () => {
+    handle = install(h, [
+      async (ms) => {
+        assert.ok(ms > 0 && ms <= 8000);
+        h.steps.push('flush usage');
+      },
+      async () => {
+        h.steps.push('close limiter');
+      },
+    ]);
+    const slow = get(`${h.url}/slow`);
+    await h.arrived;
+    const first = handle.shutdown('SIGTERM');
+    const second = handle.shutdown('SIGTERM');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(h.steps, [], 'nothing is closed while a request runs');
+    await assert.rejects(get(`${h.url}/`), (err: unknown) => (err as NodeJS.ErrnoException).code === 'ECONNREFUSED');
+
+    h.release();
+    const answer = await slow;
+    assert.deepEqual(answer, { status: 200, body: 'slow done', connection: 'close' });
+    assert.equal(await first, 0);
+    assert.equal(await second, 0);
+    assert.deepEqual(h.steps, ['flush usage', 'close limiter']);
+    assert.deepEqual(h.exits, [0]);
+    assert.equal(h.logs.filter((msg) => msg === 'shutdown already in progress').length, 1);
+    assert.equal(h.logs.filter((msg) => msg === 'shutdown complete').length, 1);
+  });
+
+  it('closes idle keep-alive connections instead of waiting for them', async () => {
+    const agent = new Agent({ keepAlive: true });
+    try {
+      handle = install(h, []);
+      assert.equal((await get(`${h.url}/`, agent)).status, 200);
+      assert.equal(await handle.shutdown('SIGTERM'), 0);
+      assert.ok(!h.logs.includes('requests still running at the drain limit: cutting their connections'));
+    } finally {
+      agent.destroy();
+    }
+  });
+
+  it('cuts requests that outlast the drain limit, and still flushes', async () => {
+    handle = install(h, [async () => void h.steps.push('flush usage')], 100);
+    const slow = get(`${h.url}/slow`).catch((err: unknown) => err);
+    await h.arrived;
+    assert.equal(await handle.shutdown('SIGTERM'), 0);
+    assert.ok((await slow) instanceof Error, 'the unfinished request lost its connection');
+    assert.ok(h.logs.includes('requests still running at the drain limit: cutting their connections'));
+    assert.deepEqual(h.steps, ['flush usage']);
+  });
+
+  it('goes on with the next closer when one fails, and exits 1', async () => {
+    handle = install(h, [
+      async () => {
+        throw new Error('limiter would not close');
+      },
+      async () => void h.steps.push('close authenticator'),
+    ]);
+    assert.equal(await handle.shutdown('SIGINT'), 1);
+    assert.deepEqual(h.steps, ['close authenticator']);
+    assert.deepEqual(h.exits, [1]);
+    assert.ok(h.logs.includes('shutdown step failed'));
+  });
+});

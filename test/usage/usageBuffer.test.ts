@@ -1,0 +1,149 @@
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import type { Principal } from '../../src/auth/principal.js';
+import { UpstreamError } from '../../src/errors.js';
+import { createUsageBuffer } from '../../src/usage/createUsageBuffer.js';
+import type { UsageEvent, UsageSink } from '../../src/usage/usageEvent.js';
+
+const ORG_A: Principal = { organizationId: 'org_a', keyId: 'key_a', keyPrefix: 'atl_aaaaaaaa' };
+const ORG_B: Principal = { organizationId: 'org_b', keyId: 'key_b', keyPrefix: 'atl_bbbbbbbb' };
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+
+/** A key service stand-in: answers each call with the next scripted outcome, then accepts. */
+class ScriptedSink implements UsageSink {
+  readonly calls: UsageEvent[][] = [];
+  readonly counted = new Map<string, UsageEvent>();
+  constructor(private readonly outcomes: Array<Error | 'accept'> = []) {}
+
+  async recordUsage(events: readonly UsageEvent[]) {
+    this.calls.push([...events]);
+    const outcome = this.outcomes.shift() ?? 'accept';
+    if (outcome instanceof Error) throw outcome;
+    let accepted = 0;
+    for (const event of events) {
+      if (!this.counted.has(event.id)) accepted += 1;
+      this.counted.set(event.id, event);
+    }
+    return { accepted, duplicates: events.length - accepted };
+  }
+}
+
+class UsageRejectedError extends UpstreamError {
+  constructor() {
+    super('key-service', 'bad_answer', 'usage: status 400 invalid_request');
+    this.name = 'UsageRejectedError';
+  }
+}
+
+const silent = pino({ level: 'silent' });
+const FIXED = new Date('2026-11-21T12:00:00.000Z');
+
+describe('usage buffer', () => {
+  it('turns each record into one event with its own id, sent in batches of at most batchSize', async () => {
+    const sink = new ScriptedSink();
+    const usage = createUsageBuffer({ sink, logger: silent, batchSize: 4, flushIntervalMs: 60_000, now: () => FIXED });
+    for (let i = 0; i < 7; i++) usage.record(ORG_A, '/v1/api/keywords');
+    for (let i = 0; i < 3; i++) usage.record(ORG_B, '/v1/api/rankings');
+    assert.equal(usage.pending('org_a'), 7);
+    assert.equal(usage.pending('org_b'), 3);
+    assert.equal(usage.pending('org_c'), 0);
+
+    await usage.close(2000);
+    assert.deepEqual(
+      sink.calls.map((call) => call.length),
+      [4, 4, 2],
+    );
+    const events = sink.calls.flat();
+    assert.equal(new Set(events.map((e) => e.id)).size, 10);
+    for (const event of events) assert.match(event.id, UUID);
+    assert.deepEqual(events[0], { ...events[0], keyId: 'key_a', organizationId: 'org_a', route: '/v1/api/keywords', at: '2026-11-21T12:00:00.000Z' });
+    assert.deepEqual(events[9], { ...events[9], keyId: 'key_b', organizationId: 'org_b', route: '/v1/api/rankings', at: '2026-11-21T12:00:00.000Z' });
+    assert.equal(usage.pending('org_a'), 0);
+    assert.equal(usage.pending('org_b'), 0);
+  });
+
+  it('sends a full batch at once and a partial one after the flush interval', async () => {
+    const sink = new ScriptedSink();
+    const usage = createUsageBuffer({ sink, logger: silent, batchSize: 3, flushIntervalMs: 30 });
+    try {
+      for (let i = 0; i < 4; i++) usage.record(ORG_A, '/v1/api/keywords');
+      await until(() => sink.calls.length === 1);
+      assert.equal(sink.calls[0]?.length, 3);
+      assert.equal(usage.pending('org_a'), 1);
+      await until(() => sink.calls.length === 2);
+      assert.equal(sink.calls[1]?.length, 1);
+      await until(() => usage.pending('org_a') === 0);
+    } finally {
+      await usage.close(1000);
+    }
+  });
+
+  it('sends a failed batch again, with the same ids, until the key service accepts it', async () => {
+    const down = () => new UpstreamError('key-service', 'unreachable', 'connection refused');
+    const sink = new ScriptedSink([down(), new UpstreamError('key-service', 'throttled', 'status 503'), down()]);
+    const usage = createUsageBuffer({ sink, logger: silent, flushIntervalMs: 1, retryBaseMs: 5, retryMaxMs: 20 });
+    try {
+      usage.record(ORG_A, '/v1/api/keywords');
+      usage.record(ORG_A, '/v1/api/keywords');
+      usage.record(ORG_B, '/v1/api/keywords');
+      await until(() => sink.calls.length >= 3);
+      // Still owed while the service fails: the ceiling check keeps counting them.
+      assert.equal(usage.pending('org_a'), 2);
+      await until(() => usage.pending('org_a') === 0 && usage.pending('org_b') === 0);
+      assert.equal(sink.calls.length, 4);
+      const ids = sink.calls.map((call) => call.map((e) => e.id).join(','));
+      assert.equal(new Set(ids).size, 1, 'every attempt carried the same events');
+      assert.equal(sink.counted.size, 3);
+    } finally {
+      await usage.close(1000);
+    }
+  });
+
+  it('drops only a batch the key service refuses as malformed, and goes on with the next', async () => {
+    const sink = new ScriptedSink([new UsageRejectedError()]);
+    const errors: string[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => errors.push(line) });
+    const usage = createUsageBuffer({ sink, logger, batchSize: 2, flushIntervalMs: 60_000, retryBaseMs: 5 });
+    for (let i = 0; i < 4; i++) usage.record(ORG_A, '/v1/api/keywords');
+    await usage.close(1000);
+    assert.equal(sink.calls.length, 2, 'the refused batch is not sent again');
+    assert.equal(sink.counted.size, 2);
+    assert.equal(usage.pending('org_a'), 0);
+    assert.equal(errors.length, 1);
+    assert.match(errors[0] ?? '', /"dropped":2/);
+  });
+
+  it('close() sends everything still waiting, without waiting for the flush interval', async () => {
+    const sink = new ScriptedSink([new UpstreamError('key-service', 'timeout', 'no answer in time')]);
+    const usage = createUsageBuffer({ sink, logger: silent, flushIntervalMs: 60_000, retryBaseMs: 10_000 });
+    for (let i = 0; i < 5; i++) usage.record(ORG_B, '/v1/api/audit-issues');
+    await until(() => sink.calls.length === 0);
+    await usage.close(2000);
+    assert.equal(sink.counted.size, 5);
+    assert.equal(usage.pending('org_b'), 0);
+  });
+
+  it('close() gives up at its deadline when the key service stays down, and says how many were lost', async () => {
+    const failures = Array.from({ length: 1000 }, () => new UpstreamError('key-service', 'unreachable', 'refused'));
+    const sink = new ScriptedSink(failures);
+    const lines: string[] = [];
+    const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
+    const usage = createUsageBuffer({ sink, logger, flushIntervalMs: 60_000, retryBaseMs: 5 });
+    for (let i = 0; i < 3; i++) usage.record(ORG_A, '/v1/api/keywords');
+    await usage.close(150);
+    assert.ok(sink.calls.length >= 2, `${sink.calls.length} attempts`);
+    assert.equal(sink.counted.size, 0);
+    assert.match(lines.join(''), /"lost":3/);
+    const callsAtClose = sink.calls.length;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(sink.calls.length, callsAtClose, 'no retry after close');
+  });
+});
+
+async function until(condition: () => boolean, withinMs = 2000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
