@@ -49,7 +49,7 @@ export function createApp(services: Services): Koa<AppState> {
 
   const guard = compose<Koa.ParameterizedContext<AppState>>([
     authenticate(services.authenticator),
-    limitRequests(services.limiter),
+    limitRequests(services.limiter, metrics.limiterDecision),
     meterUsage(services.usage),
   ]);
   const publicRoute = <P extends Record<string, string | number>>(route: PublicRoute<P>) => {
@@ -60,7 +60,7 @@ export function createApp(services: Services): Koa<AppState> {
         await next();
       },
       guard,
-      handleRoute(route, services),
+      handleRoute(route, { ...services, metrics }),
     );
     return route.path;
   };

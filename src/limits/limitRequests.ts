@@ -5,11 +5,21 @@ import { rateLimitFields } from './rateLimitFields.js';
 import type { RequestLimiter } from './requestLimiter.js';
 
 /** Takes one request from the organization's allowance; refuses with 429 beyond it. */
-export function limitRequests(limiter: RequestLimiter): Middleware<AppState> {
+export function limitRequests(
+  limiter: RequestLimiter,
+  onDecision?: (outcome: 'allowed' | 'limited' | 'unavailable') => void,
+): Middleware<AppState> {
   return async (ctx, next) => {
     const principal = ctx.state.principal;
     if (!principal) throw new ApiError('INTERNAL', 'An internal error occurred.');
-    const decision = await limiter.take(principal.organizationId);
+    let decision;
+    try {
+      decision = await limiter.take(principal.organizationId);
+    } catch (err: unknown) {
+      onDecision?.('unavailable');
+      throw err;
+    }
+    onDecision?.(decision.allowed ? 'allowed' : 'limited');
     ctx.set(rateLimitFields(decision));
     if (!decision.allowed) {
       throw new ApiError('RATE_LIMITED', 'Too many requests for this organization. Retry later.', {

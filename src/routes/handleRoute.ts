@@ -11,7 +11,7 @@ import type { PublicRoute } from './publicRoute.js';
  */
 export function handleRoute<P extends Record<string, string | number>>(
   route: PublicRoute<P>,
-  services: Pick<Services, 'cache' | 'platform' | 'now'>,
+  services: Pick<Services, 'cache' | 'platform' | 'now' | 'metrics'>,
 ): Middleware<AppState> {
   return async (ctx) => {
     const principal = ctx.state.principal;
@@ -23,6 +23,7 @@ export function handleRoute<P extends Record<string, string | number>>(
     const result = await services.cache.get(key, () =>
       route.load({ platform: services.platform, organizationId }, params).catch(asPlatformFailure),
     );
+    services.metrics?.cacheLookup(result.status);
     const { answer } = result;
     const ttlSeconds = services.cache.ttlSeconds;
     ctx.set('ETag', answer.etag);

@@ -24,6 +24,9 @@ export interface UsageBufferOptions {
    * (the key service client's), or an UpstreamError whose detail says status 400.
    */
   readonly isRejection?: (err: unknown) => boolean;
+  /** Metrics hooks: a batch of this many events was acknowledged / failed to send (and will be retried). */
+  readonly onFlushed?: (events: number) => void;
+  readonly onFlushFailed?: (events: number) => void;
 }
 
 const MAX_BATCH = 1000;
@@ -113,6 +116,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
           batch = null;
           failures = 0;
           settle(current);
+          options.onFlushed?.(current.length);
         } catch (err: unknown) {
           if (isRejection(err)) {
             logger.error(
@@ -124,6 +128,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
             continue;
           }
           failures += 1;
+          options.onFlushFailed?.(current.length);
           const delay = retryDelayMs(failures, {
             baseMs: retryBaseMs,
             maxMs: closing ? Math.min(retryMaxMs, CLOSING_RETRY_MAX_MS) : retryMaxMs,
@@ -167,6 +172,10 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
 
     pending(organizationId: string): number {
       return pendingByOrganization.get(organizationId) ?? 0;
+    },
+
+    pendingTotal(): number {
+      return pendingTotal;
     },
 
     async close(deadlineMs: number): Promise<void> {

@@ -5,6 +5,8 @@ export interface UsageRecorder {
   record(principal: Principal, route: string): void;
   /** Events of this organization accepted here but not yet acknowledged by the key service. */
   pending(organizationId: string): number;
+  /** All events accepted here but not yet acknowledged (for metrics). */
+  pendingTotal(): number;
   /** Sends every pending event; resolves when all were accepted or the deadline passed. */
   close(deadlineMs: number): Promise<void>;
 }

@@ -51,6 +51,9 @@ export function recordingUsage(): RecordedUsage {
     pending(organizationId) {
       return events.filter((e) => e.organizationId === organizationId).length;
     },
+    pendingTotal() {
+      return events.length;
+    },
     async close() {},
   };
 }
