@@ -1,13 +1,7 @@
-/** One successful public call, as the key service's `POST /v1/usage` takes it. */
-export interface UsageEvent {
-  /** A UUID: sending the event again never counts it twice. */
-  readonly id: string;
-  readonly keyId: string;
-  readonly organizationId: string;
-  readonly route: string;
-  /** RFC 3339, UTC. */
-  readonly at: string;
-}
+import type { UsageEvent } from '../upstream/keyServiceClient.js';
+
+/** One successful public call, as the key service's `POST /v1/usage` takes it: the client's own type. */
+export type { UsageEvent };
 
 /** Where batches of events go: the key service client's recordUsage. Throws when not recorded. */
 export interface UsageSink {

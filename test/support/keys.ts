@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { BASE62_ALPHABET, keyChecksum } from '../../src/auth/keyChecksum.js';
 import { KEY_PREFIX_LENGTH, keyHashOf } from '../../src/auth/keyFormat.js';
+import type { Key as KeyJson, Organization as OrganizationJson } from '../../src/local/keyStore.js';
 
 /**
  * API keys for tests: well-formed, with correct checksums, derived from a seed so a test
@@ -28,25 +29,8 @@ export function keyPrefixOf(key: string): string {
   return key.slice(0, KEY_PREFIX_LENGTH);
 }
 
-export interface KeyJson {
-  id: string;
-  organizationId: string;
-  name: string;
-  prefix: string;
-  permissions: string[];
-  createdAt: string;
-  createdBy: string;
-  expiresAt: string;
-  revokedAt: string | null;
-  revokedBy: string | null;
-  lastUsedAt: string | null;
-}
-
-export interface OrganizationJson {
-  id: string;
-  plan: string;
-  usage: { periodStart: string; periodEnd: string; used: number; ceiling: number | null };
-}
+/** The key service's wire shapes (key-service.md "Records"), as the local key service writes them. */
+export type { Key as KeyJson, Organization as OrganizationJson } from '../../src/local/keyStore.js';
 
 /** `POST /v1/keys/verify` 200 body. */
 export interface VerifyAnswerJson {
