@@ -78,6 +78,32 @@ export class ConfigError extends Error {
   }
 }
 
+/** What the key CLI needs: a key service to talk to (null: the local one) and the local data dir. */
+export interface KeyCliConfig {
+  readonly keyService: UpstreamTarget | null;
+  readonly localDataDir: string;
+}
+
+/**
+ * The key CLI's configuration: only KEY_SERVICE_URL / KEY_SERVICE_TOKEN and
+ * LOCAL_DATA_DIR matter, so an operator can manage keys without naming a platform.
+ */
+export function loadKeyCliConfig(env: Record<string, string | undefined> = process.env): KeyCliConfig {
+  const parsed = EnvSchema.pick({ KEY_SERVICE_URL: true, KEY_SERVICE_TOKEN: true, LOCAL_DATA_DIR: true }).safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'env'}: ${issue.message}`));
+  }
+  const e = parsed.data;
+  if (e.KEY_SERVICE_URL && !e.KEY_SERVICE_TOKEN) throw new ConfigError(['KEY_SERVICE_TOKEN is required with KEY_SERVICE_URL']);
+  return Object.freeze({
+    keyService:
+      e.KEY_SERVICE_URL && e.KEY_SERVICE_TOKEN
+        ? { url: e.KEY_SERVICE_URL.replace(/\/+$/, ''), token: e.KEY_SERVICE_TOKEN }
+        : null,
+    localDataDir: e.LOCAL_DATA_DIR,
+  });
+}
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError, loadKeyCliConfig } from '../config.js';
 import { DataDirBusy, runningEndpoint } from './dataDirFiles.js';
 import { DAY_MS } from './dateText.js';
 import {
@@ -135,7 +135,7 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput, now
 
   let config;
   try {
-    config = loadConfig();
+    config = loadKeyCliConfig();
   } catch (err: unknown) {
     if (err instanceof ConfigError) {
       for (const problem of err.problems) output.err(`keys: ${problem}`);
@@ -144,7 +144,7 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput, now
     throw err;
   }
   try {
-    if (config.upstreams) await action(config.upstreams.keyService);
+    if (config.keyService) await action(config.keyService);
     else await withLocalKeyService(resolve(values['data-dir'] ?? config.localDataDir), action);
     return 0;
   } catch (err: unknown) {

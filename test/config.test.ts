@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { ConfigError, loadConfig, loadKeyCliConfig } from '../src/config.js';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (err: unknown) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  assert.fail('expected a ConfigError');
+}
+
+const REAL_UPSTREAMS = {
+  PLATFORM_GRAPHQL_URL: 'https://platform.internal/graphql',
+  PLATFORM_TOKEN: 'p-token',
+  KEY_SERVICE_URL: 'https://keys.internal/',
+  KEY_SERVICE_TOKEN: 'k-token',
+};
+
+describe('config', () => {
+  it('needs nothing: local upstreams and documented defaults', () => {
+    const config = loadConfig({});
+    assert.deepEqual(config, {
+      port: 3000,
+      host: '127.0.0.1',
+      upstreams: null,
+      upstreamTimeoutMs: 5000,
+      logLevel: 'info',
+      redisUrl: null,
+      rateLimit: { requests: 600, windowSeconds: 60 },
+      cacheTtlSeconds: 30,
+      localDataDir: '.local',
+    });
+    assert.ok(Object.isFrozen(config));
+  });
+
+  it('treats empty values as unset, as .env.example leaves them', () => {
+    assert.equal(loadConfig({ PLATFORM_GRAPHQL_URL: '', KEY_SERVICE_URL: ' ', REDIS_URL: '' }).upstreams, null);
+  });
+
+  it('takes real upstreams with their tokens, trimming a trailing slash from the key service URL', () => {
+    const config = loadConfig({ ...REAL_UPSTREAMS, REDIS_URL: 'redis://127.0.0.1:6380', CACHE_TTL_SECONDS: '0' });
+    assert.deepEqual(config.upstreams, {
+      platform: { url: 'https://platform.internal/graphql', token: 'p-token' },
+      keyService: { url: 'https://keys.internal', token: 'k-token' },
+    });
+    assert.equal(config.redisUrl, 'redis://127.0.0.1:6380');
+    assert.equal(config.cacheTtlSeconds, 0);
+  });
+
+  it('refuses one upstream URL without the other, saying both go together', () => {
+    const problems = problemsOf({ PLATFORM_GRAPHQL_URL: REAL_UPSTREAMS.PLATFORM_GRAPHQL_URL, PLATFORM_TOKEN: 'x' });
+    assert.equal(problems.length, 1);
+    assert.match(problems[0] ?? '', /PLATFORM_GRAPHQL_URL and KEY_SERVICE_URL go together/);
+  });
+
+  it('refuses an upstream URL without its token', () => {
+    const problems = problemsOf({ ...REAL_UPSTREAMS, PLATFORM_TOKEN: '', KEY_SERVICE_TOKEN: '' });
+    assert.deepEqual(problems, [
+      'PLATFORM_TOKEN is required with PLATFORM_GRAPHQL_URL',
+      'KEY_SERVICE_TOKEN is required with KEY_SERVICE_URL',
+    ]);
+  });
+
+  it('names every bad value at once, one clear line each', () => {
+    const problems = problemsOf({
+      PORT: 'eighty',
+      UPSTREAM_TIMEOUT_MS: '10000',
+      LOG_LEVEL: 'loud',
+      REDIS_URL: 'localhost:6379',
+      RATE_LIMIT_REQUESTS: '0',
+      CACHE_TTL_SECONDS: '-1',
+      PLATFORM_GRAPHQL_URL: 'ftp://platform',
+    });
+    const text = problems.join('\n');
+    assert.match(text, /PORT: PORT must be a whole number/);
+    assert.match(text, /UPSTREAM_TIMEOUT_MS: UPSTREAM_TIMEOUT_MS must be at most 9000/);
+    assert.match(text, /LOG_LEVEL:/);
+    assert.match(text, /REDIS_URL: REDIS_URL must start with redis:\/\/ or rediss:\/\//);
+    assert.match(text, /RATE_LIMIT_REQUESTS: RATE_LIMIT_REQUESTS must be at least 1/);
+    assert.match(text, /CACHE_TTL_SECONDS: CACHE_TTL_SECONDS must be a whole number/);
+    assert.match(text, /PLATFORM_GRAPHQL_URL: PLATFORM_GRAPHQL_URL must use http or https/);
+    assert.equal(problems.length, 7);
+  });
+
+  it('keeps the upstream timeout below the platform cut-off of 10 s', () => {
+    assert.equal(loadConfig({ UPSTREAM_TIMEOUT_MS: '9000' }).upstreamTimeoutMs, 9000);
+    assert.match(problemsOf({ UPSTREAM_TIMEOUT_MS: '9001' }).join(), /at most 9000/);
+  });
+
+  describe('loadKeyCliConfig', () => {
+    it('needs only the key service variables, or none for the local key service', () => {
+      assert.deepEqual(loadKeyCliConfig({}), { keyService: null, localDataDir: '.local' });
+      assert.deepEqual(loadKeyCliConfig({ KEY_SERVICE_URL: 'http://127.0.0.1:4000/', KEY_SERVICE_TOKEN: 't' }), {
+        keyService: { url: 'http://127.0.0.1:4000', token: 't' },
+        localDataDir: '.local',
+      });
+    });
+
+    it('refuses a key service URL without its token', () => {
+      assert.throws(
+        () => loadKeyCliConfig({ KEY_SERVICE_URL: 'http://127.0.0.1:4000' }),
+        (err: unknown) => err instanceof ConfigError && /KEY_SERVICE_TOKEN is required/.test(err.message),
+      );
+    });
+  });
+});
