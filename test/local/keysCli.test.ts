@@ -106,8 +106,6 @@ describe('npm run keys (src/local/keysCli.ts)', () => {
     const remote = (url: string) => ({
       KEY_SERVICE_URL: url,
       KEY_SERVICE_TOKEN: service.token,
-      PLATFORM_GRAPHQL_URL: 'http://127.0.0.1:9/graphql',
-      PLATFORM_TOKEN: 'unused',
     });
     const cases: Array<{ args: string[]; env: Record<string, string>; code: number; line: RegExp }> = [
       { args: ['list', '--org', 'org_demo', '--actor-permissions', 'billing'], env: local, code: 1, line: /^keys: forbidden: usr_local_owner does not hold the manage_api_keys permission$/ },
@@ -118,7 +116,7 @@ describe('npm run keys (src/local/keysCli.ts)', () => {
       { args: ['create', '--org', 'org_other', '--name', 'one too many'], env: local, code: 1, line: /^keys: active key limit: org_other already has 50 active keys/ },
       { args: ['list', '--org', 'org_demo'], env: remote(unreachable), code: 1, line: /^keys: the key service at http:\/\/127\.0\.0\.1:\d+ is unreachable \(ECONNREFUSED\)$/ },
       { args: ['list', '--org', 'org_demo'], env: { ...remote(service.url), KEY_SERVICE_TOKEN: 'wrong' }, code: 1, line: /^keys: the key service refused the service token \(401\)/ },
-      { args: ['list', '--org', 'org_demo'], env: { KEY_SERVICE_URL: service.url, KEY_SERVICE_TOKEN: service.token }, code: 2, line: /PLATFORM_GRAPHQL_URL and KEY_SERVICE_URL go together/ },
+      { args: ['list', '--org', 'org_demo'], env: { KEY_SERVICE_URL: service.url }, code: 2, line: /^keys: KEY_SERVICE_TOKEN is required with KEY_SERVICE_URL$/ },
     ];
     const runs = await Promise.all(cases.map((c) => runCli(c.args, c.env)));
     runs.forEach((run, i) => {
@@ -132,15 +130,13 @@ describe('npm run keys (src/local/keysCli.ts)', () => {
     });
   });
 
-  it('talks to KEY_SERVICE_URL when the upstreams are configured', async () => {
+  it('talks to KEY_SERVICE_URL when it is set, with no platform configured', async () => {
     const otherDir = await tempDir('local-cli-remote-');
     const remote = await startLocalKeyService({ dataDir: otherDir.path, announce: false });
     try {
       const run = await runCli(['list', '--org', 'org_starter', '--json'], {
         KEY_SERVICE_URL: `${remote.url}/`,
         KEY_SERVICE_TOKEN: remote.token,
-        PLATFORM_GRAPHQL_URL: 'http://127.0.0.1:9/graphql',
-        PLATFORM_TOKEN: 'unused',
         LOCAL_DATA_DIR: dir.path,
       });
       assert.equal(run.code, 0, run.stderr);
