@@ -1,27 +1,15 @@
 import assert from 'node:assert/strict';
-import nock from 'nock';
-import { serveApp, type ServedApp } from '../support/callApi.js';
+import { useServedApp } from '../support/callApi.js';
 import { PLATFORM_TOKEN } from '../support/fakeServices.js';
 import { assertEveryCallScoped, mockPlatform } from '../support/platformMock.js';
 import { AI_PROGRAM, aiVisibilityAnswer } from '../fixtures/platformAnswers.js';
 
 describe('GET /v1/api/ai-visibility/summary', () => {
-  let app: ServedApp;
-
-  before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-    app = await serveApp();
-  });
-  afterEach(() => nock.cleanAll());
-  after(async () => {
-    await app.close();
-    nock.enableNetConnect();
-  });
+  const served = useServedApp();
 
   it('answers the newest 30-day rollup and prompt counts in the exact success envelope', async () => {
     const { scope, posted } = mockPlatform({ body: aiVisibilityAnswer(AI_PROGRAM) });
-    const answer = await app.call('/v1/api/ai-visibility/summary?site=shoes');
+    const answer = await served().call('/v1/api/ai-visibility/summary?site=shoes');
     scope.done();
     assert.equal(answer.status, 200);
     assert.deepEqual(answer.body, {
@@ -45,7 +33,7 @@ describe('GET /v1/api/ai-visibility/summary', () => {
 
   it('answers nulls in the same shape while no 30-day rollup exists', async () => {
     const { scope } = mockPlatform({ body: aiVisibilityAnswer({ ...AI_PROGRAM, rollups: [] }) });
-    const answer = await app.call('/v1/api/ai-visibility/summary?site=shoes');
+    const answer = await served().call('/v1/api/ai-visibility/summary?site=shoes');
     scope.done();
     assert.equal(answer.status, 200);
     assert.deepEqual(answer.body, {
@@ -65,7 +53,7 @@ describe('GET /v1/api/ai-visibility/summary', () => {
 
   it('answers 200 with exactly the setup-required data when the site has no program', async () => {
     const { scope } = mockPlatform({ body: aiVisibilityAnswer(null) });
-    const answer = await app.call('/v1/api/ai-visibility/summary?site=shoes.example');
+    const answer = await served().call('/v1/api/ai-visibility/summary?site=shoes.example');
     scope.done();
     assert.equal(answer.status, 200);
     assert.equal(

@@ -1,28 +1,16 @@
 import assert from 'node:assert/strict';
 import { Kind, parse, visit } from 'graphql';
-import nock from 'nock';
-import { serveApp, type ServedApp } from '../support/callApi.js';
+import { useServedApp } from '../support/callApi.js';
 import { PLATFORM_TOKEN } from '../support/fakeServices.js';
 import { assertEveryCallScoped, mockPlatform } from '../support/platformMock.js';
 import { COMPLETED_AUDIT_RUN, latestAuditAnswer } from '../fixtures/platformAnswers.js';
 
 describe('GET /v1/api/audit-issues', () => {
-  let app: ServedApp;
-
-  before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-    app = await serveApp();
-  });
-  afterEach(() => nock.cleanAll());
-  after(async () => {
-    await app.close();
-    nock.enableNetConnect();
-  });
+  const served = useServedApp();
 
   it('answers the newest completed run in the exact success envelope', async () => {
     const { scope, posted } = mockPlatform({ body: latestAuditAnswer([COMPLETED_AUDIT_RUN]) });
-    const answer = await app.call('/v1/api/audit-issues?site=shoes.example');
+    const answer = await served().call('/v1/api/audit-issues?site=shoes.example');
     scope.done();
     assert.equal(answer.status, 200);
     assert.deepEqual(answer.body, {
@@ -47,7 +35,7 @@ describe('GET /v1/api/audit-issues', () => {
 
   it('asks the platform only for the newest COMPLETED run, and never for issue rows', async () => {
     const { scope, posted } = mockPlatform({ body: latestAuditAnswer([COMPLETED_AUDIT_RUN]) });
-    await app.call('/v1/api/audit-issues?site=shoes.example');
+    await served().call('/v1/api/audit-issues?site=shoes.example');
     scope.done();
     const fields: string[] = [];
     let auditRunsArguments: Record<string, string> = {};
@@ -68,7 +56,7 @@ describe('GET /v1/api/audit-issues', () => {
 
   it('answers 200 with exactly the setup-required data when no run has completed', async () => {
     const { scope } = mockPlatform({ body: latestAuditAnswer([]) });
-    const answer = await app.call('/v1/api/audit-issues?site=shoes');
+    const answer = await served().call('/v1/api/audit-issues?site=shoes');
     scope.done();
     assert.equal(answer.status, 200);
     assert.equal(answer.text, '{"data":{"site":"shoes","setup_required":true,"reason":"no_audit"},"meta":{},"errors":[]}');
@@ -76,7 +64,7 @@ describe('GET /v1/api/audit-issues', () => {
 
   it('answers 502 when the platform calls a run completed but gives no completedAt', async () => {
     const { scope } = mockPlatform({ body: latestAuditAnswer([{ ...COMPLETED_AUDIT_RUN, completedAt: null }]) });
-    const answer = await app.call('/v1/api/audit-issues?site=shoes');
+    const answer = await served().call('/v1/api/audit-issues?site=shoes');
     scope.done();
     assert.equal(answer.status, 502);
     assert.equal((answer.body as { errors: Array<{ code: string }> }).errors[0]?.code, 'UPSTREAM_ERROR');

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import nock from 'nock';
-import { serveApp, type ServedApp } from '../support/callApi.js';
+import { useServedApp } from '../support/callApi.js';
 import { PLATFORM_TOKEN } from '../support/fakeServices.js';
 import { assertEveryCallScoped, mockPlatform, type PostedOperation } from '../support/platformMock.js';
 import {
@@ -22,18 +21,7 @@ const pageSizes = (posted: readonly PostedOperation[]) =>
   posted.map((p) => (p.operationName === 'Keywords' ? [p.variables.rankedFirst, p.variables.unrankedFirst] : p.variables.first));
 
 describe('GET /v1/api/keywords', () => {
-  let app: ServedApp;
-
-  before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-    app = await serveApp();
-  });
-  afterEach(() => nock.cleanAll());
-  after(async () => {
-    await app.close();
-    nock.enableNetConnect();
-  });
+  const served = useServedApp();
 
   it('answers the keywords payload for the caller organization in the exact success envelope', async () => {
     const { scope, posted } = mockPlatform({
@@ -48,7 +36,7 @@ describe('GET /v1/api/keywords', () => {
         ),
       ),
     });
-    const answer = await app.call('/v1/api/keywords?site=%20example.com%20');
+    const answer = await served().call('/v1/api/keywords?site=%20example.com%20');
     scope.done();
     assert.equal(answer.status, 200);
     assert.deepEqual(answer.body, {
@@ -74,7 +62,7 @@ describe('GET /v1/api/keywords', () => {
       { body: keywordsPageAnswer(keywordConnection(ranked.slice(200, 400), 'r2')) },
       { body: keywordsPageAnswer(keywordConnection(ranked.slice(400, 500), 'r3')) },
     );
-    const answer = await app.call('/v1/api/keywords?site=example.com&limit=500');
+    const answer = await served().call('/v1/api/keywords?site=example.com&limit=500');
     scope.done();
     const keywords = (answer.body as { data: { keywords: PublicKeyword[] } }).data.keywords;
     assert.equal(keywords.length, 500);
@@ -101,7 +89,7 @@ describe('GET /v1/api/keywords', () => {
       { body: keywordsPageAnswer(keywordConnection(ranked.slice(200, 250), null)) },
       { body: keywordsPageAnswer(keywordConnection(unranked.slice(200, 250), 'u2')) },
     );
-    const answer = await app.call('/v1/api/keywords?site=example.com&limit=500');
+    const answer = await served().call('/v1/api/keywords?site=example.com&limit=500');
     scope.done();
     const keywords = (answer.body as { data: { keywords: PublicKeyword[] } }).data.keywords;
     assert.equal(keywords.length, 500);
@@ -128,7 +116,7 @@ describe('GET /v1/api/keywords', () => {
         keywordConnection(keywordNodes('unranked ', 50, null), 'u1'),
       ),
     });
-    const answer = await app.call('/v1/api/keywords?site=example.com');
+    const answer = await served().call('/v1/api/keywords?site=example.com');
     scope.done();
     assert.equal((answer.body as { data: { keywords: unknown[] } }).data.keywords.length, 50);
     assert.deepEqual(pageSizes(posted), [[50, 50]]);
@@ -138,7 +126,7 @@ describe('GET /v1/api/keywords', () => {
     const { scope, posted } = mockPlatform({
       body: keywordsAnswer(keywordConnection(keywordNodes('r', 3, 1), null), keywordConnection(keywordNodes('u', 2, null), null)),
     });
-    const answer = await app.call('/v1/api/keywords?site=example.com&limit=500');
+    const answer = await served().call('/v1/api/keywords?site=example.com&limit=500');
     scope.done();
     assert.equal((answer.body as { data: { keywords: unknown[] } }).data.keywords.length, 5);
     assert.deepEqual(pageSizes(posted), [[200, 200]]);
@@ -155,7 +143,7 @@ describe('GET /v1/api/keywords', () => {
           ? [{ body: keywordsPageAnswer(keywordConnection(keywordNodes('r', 200, 1, 400), 'r3')) }]
           : []),
       );
-      const answer = await app.call(`/v1/api/keywords?site=example.com&limit=${limit}`);
+      const answer = await served().call(`/v1/api/keywords?site=example.com&limit=${limit}`);
       scope.done();
       const expected = Math.min(Number(limit), 500);
       assert.equal((answer.body as { data: { keywords: unknown[] } }).data.keywords.length, expected, limit);
@@ -166,7 +154,7 @@ describe('GET /v1/api/keywords', () => {
   it('uses the default limit 50 for an invalid limit', async () => {
     for (const limit of ['0', '-1', 'abc', '2.5', '', '10&limit=20']) {
       const { scope, posted } = mockPlatform({ body: keywordsAnswer(keywordConnection([], null), keywordConnection([], null)) });
-      const answer = await app.call(`/v1/api/keywords?site=example.com&limit=${limit}`);
+      const answer = await served().call(`/v1/api/keywords?site=example.com&limit=${limit}`);
       scope.done();
       assert.equal(answer.status, 200);
       assert.deepEqual(pageSizes(posted), [[50, 50]], limit);
@@ -181,7 +169,7 @@ describe('GET /v1/api/keywords', () => {
         keywordConnection([node('\u{1F600}', 0), node('\uE000', null)], null),
       ),
     });
-    const answer = await app.call('/v1/api/keywords?site=example.com');
+    const answer = await served().call('/v1/api/keywords?site=example.com');
     scope.done();
     assert.deepEqual(
       (answer.body as { data: { keywords: PublicKeyword[] } }).data.keywords.map((k) => [k.keyword, k.position]),

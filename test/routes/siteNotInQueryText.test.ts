@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import nock from 'nock';
-import { serveApp, type ServedApp } from '../support/callApi.js';
+import { useServedApp } from '../support/callApi.js';
 import { mockPlatform, type PlatformReply, type PostedOperation } from '../support/platformMock.js';
 import {
   AI_PROGRAM,
@@ -33,23 +32,12 @@ const CASES: Array<{ path: string; replies: PlatformReply[] }> = [
 ];
 
 describe('user input reaches GraphQL only as variables', () => {
-  let app: ServedApp;
-
-  before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-    app = await serveApp();
-  });
-  afterEach(() => nock.cleanAll());
-  after(async () => {
-    await app.close();
-    nock.enableNetConnect();
-  });
+  const served = useServedApp();
 
   for (const { path, replies } of CASES) {
     it(`${path}: no query text sent to the platform contains the site value`, async () => {
       const { scope, posted } = mockPlatform(...replies);
-      const answer = await app.call(`${path}?site=${encodeURIComponent(`  ${SITE} `)}&limit=300&days=30`);
+      const answer = await served().call(`${path}?site=${encodeURIComponent(`  ${SITE} `)}&limit=300&days=30`);
       scope.done();
       assert.equal(answer.status, 200);
       assert.equal((answer.body as { data: { site: string } }).data.site, SITE);

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import nock from 'nock';
 import { createApp } from '../../src/app.js';
 import type { Services } from '../../src/services.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
@@ -37,6 +38,28 @@ export async function serveApp(overrides: Partial<Services> = {}): Promise<Serve
       return { status: res.status, headers: res.headers, text, body: text === '' ? undefined : JSON.parse(text) };
     },
     close: () => server.close(),
+  };
+}
+
+/**
+ * The usual route-test setup as mocha hooks: no network but loopback, one served app for
+ * the suite, nock cleaned after each test. Returns a getter for the app.
+ */
+export function useServedApp(overrides: Partial<Services> = {}): () => ServedApp {
+  let app: ServedApp | undefined;
+  before(async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    app = await serveApp(overrides);
+  });
+  afterEach(() => nock.cleanAll());
+  after(async () => {
+    await app?.close();
+    nock.enableNetConnect();
+  });
+  return () => {
+    if (!app) throw new Error('the served app is only there inside tests');
+    return app;
   };
 }
 
