@@ -34,6 +34,8 @@ export interface MemoryReport {
   /** process.cpuUsage(): user and system CPU time since the child started, µs. */
   readonly cpuUserMicros: number;
   readonly cpuSystemMicros: number;
+  /** performance.eventLoopUtilization().active: ms the event loop has been busy since start. */
+  readonly loopActiveMs: number;
 }
 
 export interface ChildFailed {
@@ -65,6 +67,7 @@ export function answerMemory(message: ParentMessage): void {
     external: usage.external,
     cpuUserMicros: cpu.user,
     cpuSystemMicros: cpu.system,
+    loopActiveMs: performance.eventLoopUtilization().active,
   };
   process.send?.(report);
 }

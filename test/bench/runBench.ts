@@ -60,14 +60,21 @@ interface RunRecord {
   readonly cpuMicrosPerRequest?: number;
   /** The server process's CPU time over the run's wall time: near 1.0 means one core fully busy. */
   readonly cpuBusy?: number;
+  /** Time its event loop was busy per answered request, µs (main thread only, unlike CPU time). */
+  readonly loopMicrosPerRequest?: number;
 }
 
-function runFigures(rps: number, latency: { p50Ms?: number; p99Ms?: number }, cpu: { cpuMicrosPerRequest?: number; cpuBusy?: number }): string {
+function runFigures(
+  rps: number,
+  latency: { p50Ms?: number; p99Ms?: number },
+  cpu: { cpuMicrosPerRequest?: number; cpuBusy?: number; loopMicrosPerRequest?: number },
+): string {
   const parts = [`${Math.round(rps).toLocaleString('en-US').padStart(8)} req/s`];
   if (latency.p50Ms !== undefined && latency.p99Ms !== undefined) parts.push(`p50 ${latency.p50Ms.toFixed(3)} ms  p99 ${latency.p99Ms.toFixed(3)} ms`);
   if (cpu.cpuMicrosPerRequest !== undefined && cpu.cpuBusy !== undefined) {
     parts.push(`server CPU ${cpu.cpuMicrosPerRequest.toFixed(0)} µs/req (${Math.round(cpu.cpuBusy * 100)} % of a core)`);
   }
+  if (cpu.loopMicrosPerRequest !== undefined) parts.push(`loop busy ${cpu.loopMicrosPerRequest.toFixed(0)} µs/req`);
   return parts.join('  ');
 }
 
@@ -132,7 +139,10 @@ const peakMemory = new Map<string, MemoryReport>();
  * Samples a child's RSS while `work` runs, and reads its CPU time before and after:
  * returns the work's result, the highest RSS seen, and the CPU µs the child spent.
  */
-async function measured<T>(child: BenchChild<unknown> | null, work: Promise<T>): Promise<{ result: T; peakRss: number; cpuMicros: number | null }> {
+async function measured<T>(
+  child: BenchChild<unknown> | null,
+  work: Promise<T>,
+): Promise<{ result: T; peakRss: number; cpuMicros: number | null; loopActiveMs: number | null }> {
   let peakRss = 0;
   let done = false;
   const first = child ? await child.memory() : null;
@@ -150,7 +160,12 @@ async function measured<T>(child: BenchChild<unknown> | null, work: Promise<T>):
     const result = await work;
     const last = child ? await child.memory() : null;
     const cpu = (report: MemoryReport) => report.cpuUserMicros + report.cpuSystemMicros;
-    return { result, peakRss, cpuMicros: first && last ? cpu(last) - cpu(first) : null };
+    return {
+      result,
+      peakRss,
+      cpuMicros: first && last ? cpu(last) - cpu(first) : null,
+      loopActiveMs: first && last ? last.loopActiveMs - first.loopActiveMs : null,
+    };
   } finally {
     done = true;
     await sampling;
@@ -279,12 +294,19 @@ async function main(): Promise<void> {
       // Each round starts one target later, so no target always runs first (or last).
       const order = targets.map((_, i) => targets[(i + round - 1) % targets.length] as Target);
       for (const target of order) {
-        const { result, peakRss: rss, cpuMicros } = await measured(target.child, target.run(SECONDS));
+        const { result, peakRss: rss, cpuMicros, loopActiveMs } = await measured(target.child, target.run(SECONDS));
         checkRun(`round ${round} ${target.label}`, result, problems);
         peakRss.set(target.id, Math.max(peakRss.get(target.id) ?? 0, rss));
         if (target.id === 'gateway') gatewayWarmRequests += result.requests;
         const latencies = result.latenciesMs.length > 0 ? { p50Ms: percentile(result.latenciesMs, 50), p99Ms: percentile(result.latenciesMs, 99) } : {};
-        const cpu = cpuMicros === null || result.requests === 0 ? {} : { cpuMicrosPerRequest: cpuMicros / result.requests, cpuBusy: cpuMicros / 1e6 / result.seconds };
+        const cpu =
+          cpuMicros === null || loopActiveMs === null || result.requests === 0
+            ? {}
+            : {
+                cpuMicrosPerRequest: cpuMicros / result.requests,
+                cpuBusy: cpuMicros / 1e6 / result.seconds,
+                loopMicrosPerRequest: (loopActiveMs * 1000) / result.requests,
+              };
         records.push({ round, target: target.id, requests: result.requests, requestsPerSecond: result.requestsPerSecond, ...latencies, ...cpu });
         log(`[round ${round}/${ROUNDS}] ${target.label.padEnd(40)} ${runFigures(result.requestsPerSecond, latencies, cpu)}`);
       }
@@ -318,7 +340,11 @@ async function main(): Promise<void> {
       const figuresText = runFigures(
         medianOf(target.id, rps),
         { p50Ms: optional(medianOf(target.id, (r) => r.p50Ms)), p99Ms: optional(medianOf(target.id, (r) => r.p99Ms)) },
-        { cpuMicrosPerRequest: optional(medianOf(target.id, (r) => r.cpuMicrosPerRequest)), cpuBusy: optional(medianOf(target.id, (r) => r.cpuBusy)) },
+        {
+          cpuMicrosPerRequest: optional(medianOf(target.id, (r) => r.cpuMicrosPerRequest)),
+          cpuBusy: optional(medianOf(target.id, (r) => r.cpuBusy)),
+          loopMicrosPerRequest: optional(medianOf(target.id, (r) => r.loopMicrosPerRequest)),
+        },
       );
       const peak = target.child ? peakMemory.get(target.child.name) : undefined;
       const mb = (bytes: number) => (bytes / 1e6).toFixed(0);
