@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildFailed, MemoryReport, ParentMessage } from './childMessages.js';
 
@@ -16,8 +17,10 @@ export interface BenchChild<TReady> {
 
 export interface BenchChildOptions {
   readonly name: string;
-  /** File name under test/bench/. */
+  /** A file name under test/bench/, or an absolute path. */
   readonly module: string;
+  /** 'tsx' (default): node --import tsx, as npm start runs; 'node': plain node, for compiled JS. */
+  readonly runtime?: 'tsx' | 'node';
   readonly args?: readonly string[];
   /** The child's whole environment (nothing is inherited: the shell's variables never leak into a measurement). */
   readonly env: Record<string, string>;
@@ -33,10 +36,11 @@ export interface BenchChildOptions {
 const STDERR_KEPT = 4000;
 
 export async function startBenchChild<TReady>(options: BenchChildOptions): Promise<BenchChild<TReady>> {
-  const modulePath = fileURLToPath(new URL(options.module, import.meta.url));
+  const modulePath = isAbsolute(options.module) ? options.module : fileURLToPath(new URL(options.module, import.meta.url));
+  const loader = options.runtime === 'node' ? [] : ['--import', 'tsx'];
   const child = fork(modulePath, [...(options.args ?? [])], {
     env: options.env,
-    execArgv: [...(options.nodeFlags ?? []), '--enable-source-maps', '--import', 'tsx'],
+    execArgv: [...(options.nodeFlags ?? []), '--enable-source-maps', ...loader],
     stdio: ['ignore', options.stdout, 'pipe', 'ipc'],
   });
   let stderr = '';

@@ -5,6 +5,7 @@ import { KeywordsDocument } from '../../src/generated/graphql.js';
 import { redisServerInstalled, startRedisServer, type RedisServer } from '../support/redisServer.js';
 import { startBenchChild, type BenchChild } from './benchChild.js';
 import type { BareServersReady, GatewayReady, UpstreamsReady } from './childMessages.js';
+import { compileGateway } from './compiledGateway.js';
 import { get } from './httpCalls.js';
 
 /**
@@ -31,6 +32,8 @@ export interface BenchSetupOptions {
   readonly profileFlags: readonly string[];
   /** Skip the Redis gateway even when redis-server is installed. */
   readonly withoutRedis: boolean;
+  /** Also run the gateway compiled to JS by tsc, without tsx (the repository root, where to build); null: skip. */
+  readonly compileIn: string | null;
   readonly log: (line: string) => void;
 }
 
@@ -44,6 +47,8 @@ export interface BenchSetup {
   readonly gatewayCold: BenchChild<GatewayReady>;
   /** Limiter on the bench's own redis-server; null when redis-server is missing. */
   readonly gatewayRedis: BenchChild<GatewayReady> | null;
+  /** The production default compiled to JS and run by plain node (no tsx); null when skipped. */
+  readonly gatewayCompiled: BenchChild<GatewayReady> | null;
   readonly bare: BenchChild<BareServersReady>;
   readonly redis: RedisServer | null;
   readonly authHeaders: Record<string, string>;
@@ -105,12 +110,19 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
       LOCAL_DATA_DIR: dataDir,
       ...extra,
     });
-    const startGateway = async (name: string, extra: Record<string, string>) => {
+    const startGateway = async (name: string, extra: Record<string, string>, compiledModule?: string) => {
       log(`starting gateway "${name}"…`);
       const logFile = join(workDir, `${name}.log`);
       const fd = openSync(logFile, 'a');
       openFds.push(fd);
-      const child = await startBenchChild<GatewayReady>({ name, module: './gatewayProcess.ts', env: gatewayEnv(extra), stdout: fd, nodeFlags: options.profileFlags });
+      const child = await startBenchChild<GatewayReady>({
+        name,
+        module: compiledModule ?? './gatewayProcess.ts',
+        runtime: compiledModule ? 'node' : 'tsx',
+        env: gatewayEnv(extra),
+        stdout: fd,
+        nodeFlags: options.profileFlags,
+      });
       started.push(child);
       return { child, logFile };
     };
@@ -118,6 +130,11 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
     const warnLogs = await startGateway('gateway-warn-logs', { LOG_LEVEL: 'warn' });
     const cold = await startGateway('gateway-no-cache', { CACHE_TTL_SECONDS: '0' });
     const withRedis = redis ? await startGateway('gateway-redis', { REDIS_URL: redis.url }) : null;
+    let compiled = null;
+    if (options.compileIn !== null) {
+      log('compiling the gateway to JS with tsc (for the run without tsx)…');
+      compiled = await startGateway('gateway-compiled', {}, compileGateway(options.compileIn));
+    }
 
     const authHeaders = { authorization: `Bearer ${upstreams.ready.demoKey}` };
     const first = await get(`${main.child.ready.url}${WARM_PATH}`, authHeaders);
@@ -158,6 +175,7 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
       gatewayWarnLogs: warnLogs.child,
       gatewayCold: cold.child,
       gatewayRedis: withRedis?.child ?? null,
+      gatewayCompiled: compiled?.child ?? null,
       bare,
       redis,
       authHeaders,

@@ -26,7 +26,9 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '32' },
     profile: { type: 'boolean', default: false },
     'no-redis': { type: 'boolean', default: false },
+    'no-compiled': { type: 'boolean', default: false },
     only: { type: 'string' },
+    'node-flags': { type: 'string' },
   },
 });
 
@@ -40,7 +42,7 @@ const MEMORY_SAMPLE_MS = 200;
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS_DIR = join(REPO, 'bench-results');
 
-type TargetId = 'node' | 'koa' | 'gateway' | 'gateway-warn' | 'gateway-redis' | 'cold-gateway' | 'cold-platform';
+type TargetId = 'node' | 'koa' | 'gateway' | 'gateway-warn' | 'gateway-redis' | 'gateway-js' | 'cold-gateway' | 'cold-platform';
 
 interface Target {
   readonly id: TargetId;
@@ -102,6 +104,9 @@ function targetsOf(setup: BenchSetup): Target[] {
   ];
   if (setup.gatewayRedis) {
     targets.push(warm('gateway-redis', 'gateway warm (Redis limiter)', gw(setup.gatewayRedis), setup.gatewayRedis, setup.authHeaders));
+  }
+  if (setup.gatewayCompiled) {
+    targets.push(warm('gateway-js', 'gateway warm (compiled JS, no tsx)', gw(setup.gatewayCompiled), setup.gatewayCompiled, setup.authHeaders));
   }
   // Cold: one connection, so each figure is the time of one call, not of a queue.
   targets.push(
@@ -263,7 +268,10 @@ async function main(): Promise<void> {
 
   const workDir = mkdtempSync(join(tmpdir(), 'gateway-bench-'));
   const profileDir = join(RESULTS_DIR, 'profiles');
-  const profileFlags = args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
+  // --node-flags: extra node options for the gateways, for experiments (e.g. --max-semi-space-size=8).
+  const extraFlags = (args['node-flags'] ?? '').split(/\s+/).filter((flag) => flag !== '');
+  const profileFlags = [...(args.profile ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []), ...extraFlags];
+  if (extraFlags.length > 0) log(`!!! extra node flags for the gateways and bare servers: ${extraFlags.join(' ')}`);
   const problems: string[] = [];
   let setup: BenchSetup | null = null;
   const onSignal = () => {
@@ -276,7 +284,12 @@ async function main(): Promise<void> {
   process.once('SIGTERM', onSignal);
 
   try {
-    setup = await startBench({ workDir, profileFlags, withoutRedis: args['no-redis'], log });
+    setup = await startBench({ workDir, profileFlags, withoutRedis: args['no-redis'], compileIn: args['no-compiled'] ? null : REPO, log });
+    const idleRss: Record<string, number> = {};
+    for (const child of [setup.gateway, setup.gatewayWarnLogs, setup.gatewayCold, setup.gatewayRedis, setup.gatewayCompiled]) {
+      const report = child ? await child.memory() : null;
+      if (child && report) idleRss[child.name] = report.rss;
+    }
     const targets = targetsOf(setup);
     const peakRss = new Map<TargetId, number>();
     const records: RunRecord[] = [];
@@ -355,6 +368,7 @@ async function main(): Promise<void> {
     let figures: BenchFigures | null = null;
     if (complete) {
       const hasRedis = of('gateway-redis').length > 0;
+      const hasCompiled = of('gateway-js').length > 0;
       figures = {
         warmRps: {
           node: medianOf('node', rps),
@@ -362,12 +376,14 @@ async function main(): Promise<void> {
           gateway: medianOf('gateway', rps),
           gatewayWarnLogs: medianOf('gateway-warn', rps),
           gatewayRedis: hasRedis ? medianOf('gateway-redis', rps) : null,
+          gatewayCompiled: hasCompiled ? medianOf('gateway-js', rps) : null,
         },
         warmRatios: {
           gatewayToKoa: perRound('gateway', 'koa', ratio),
           gatewayToNode: perRound('gateway', 'node', ratio),
           gatewayWarnLogsToKoa: perRound('gateway-warn', 'koa', ratio),
           gatewayRedisToKoa: hasRedis ? perRound('gateway-redis', 'koa', ratio) : null,
+          gatewayCompiledToKoa: hasCompiled ? perRound('gateway-js', 'koa', ratio) : null,
         },
         cold: {
           gatewayP50: medianOf('cold-gateway', (r) => r.p50Ms),
@@ -385,7 +401,9 @@ async function main(): Promise<void> {
           streamUp,
         },
         peakRssMb: (peakRss.get('gateway') ?? 0) / 1e6,
+        idleRssMb: (idleRss[setup.gateway.name] ?? 0) / 1e6,
         peakRssRedisMb: hasRedis ? (peakRss.get('gateway-redis') ?? 0) / 1e6 : null,
+        peakRssCompiledMb: hasCompiled ? (peakRss.get('gateway-js') ?? 0) / 1e6 : null,
       };
     }
 
@@ -399,7 +417,14 @@ async function main(): Promise<void> {
 
     const profiles: Record<string, string> = {};
     if (args.profile) {
-      const profiled: Array<Pick<BenchChild<unknown>, 'name' | 'process'>> = [setup.gateway, setup.gatewayWarnLogs, setup.gatewayCold, ...(setup.gatewayRedis ? [setup.gatewayRedis] : []), setup.bare];
+      const profiled: Array<Pick<BenchChild<unknown>, 'name' | 'process'>> = [
+        setup.gateway,
+        setup.gatewayWarnLogs,
+        setup.gatewayCold,
+        ...(setup.gatewayRedis ? [setup.gatewayRedis] : []),
+        ...(setup.gatewayCompiled ? [setup.gatewayCompiled] : []),
+        setup.bare,
+      ];
       for (const child of profiled) {
         const pid = child.process.pid;
         const file = pid === undefined ? null : mainThreadProfile(profileDir, pid);
@@ -426,12 +451,14 @@ async function main(): Promise<void> {
         rateLimit: BENCH_RATE_LIMIT,
         logLevel: 'info (plus one gateway at warn)',
         profile: args.profile,
+        nodeFlags: extraFlags,
       },
       machine,
       figures,
       verdicts: rows,
       runs: records,
       peakMemory: Object.fromEntries(peakMemory),
+      idleRss,
       profiles,
       problems,
     };
