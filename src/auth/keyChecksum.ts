@@ -40,7 +40,10 @@ export function toBase62(value: number, width: number): string {
   return digits.padStart(width, '0');
 }
 
+/** One encoder for every call: keyChecksum runs on every request. */
+const UTF8 = new TextEncoder();
+
 /** The 6 checksum characters for the 32 random characters of a key (ASCII by construction). */
 export function keyChecksum(randomPart: string): string {
-  return toBase62(crc32(new TextEncoder().encode(randomPart)), CHECKSUM_LENGTH);
+  return toBase62(crc32(UTF8.encode(randomPart)), CHECKSUM_LENGTH);
 }

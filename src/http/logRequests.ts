@@ -37,10 +37,13 @@ export function logRequests(logger: Logger): Middleware<AppState> {
 
 /** The request path with key-like segments (`atl_…`, however encoded) redacted, and bounded. */
 export function loggablePath(path: string): string {
-  const redacted = path
-    .split('/')
-    .map((segment) => (/atl_/i.test(decodedOrRaw(segment)) ? '[redacted]' : segment))
-    .join('/');
+  // Without `atl_` or a percent escape no segment can hold a key: the common case skips the split.
+  const redacted = !/atl_|%/i.test(path)
+    ? path
+    : path
+        .split('/')
+        .map((segment) => (/atl_/i.test(decodedOrRaw(segment)) ? '[redacted]' : segment))
+        .join('/');
   return redacted.length > MAX_LOGGED_PATH ? `${redacted.slice(0, MAX_LOGGED_PATH)}…` : redacted;
 }
 

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { BottleneckPromise } from './bottleneckPromise.js';
 import { fixedWindowAt } from './fixedWindow.js';
 import { limiterUnavailable } from './limiterUnavailable.js';
+import { createLocalWindowCounts } from './localWindowCounts.js';
 import { connectRedisStore, type RedisStore } from './redisStore.js';
 import type { LimitDecision, RequestLimiter } from './requestLimiter.js';
 
@@ -51,7 +52,9 @@ const CLOCK_SKEW_MARGIN_MS = 10_000;
  * With REDIS_URL the Group uses bottleneck's ioredis datastore, so every instance on
  * that Redis draws from the same reservoir: together they let exactly `requests`
  * through per window. When Redis cannot answer within the deadline, the request is
- * denied with 503 and never passes unlimited.
+ * denied with 503 and never passes unlimited. Without REDIS_URL the same keys are
+ * counted in this process by localWindowCounts (bottleneck's local datastore waits a
+ * timer turn on every call).
  */
 export function createRequestLimiter(options: RequestLimiterOptions): ManagedRequestLimiter {
   const { requests, windowSeconds, logger } = options;
@@ -60,6 +63,8 @@ export function createRequestLimiter(options: RequestLimiterOptions): ManagedReq
   const deadlineMs = options.redisDeadlineMs ?? 200;
   const policy = { limit: requests, windowSeconds };
   const store: RedisStore | null = options.redisUrl === null ? null : connectRedisStore(options.redisUrl, logger);
+  // Without Redis the counts stay in this process, taken synchronously (see localWindowCounts).
+  const local = store === null ? createLocalWindowCounts(requests, windowMs + CLOCK_SKEW_MARGIN_MS) : null;
   let closed = false;
 
   const group = new Bottleneck.Group({
@@ -82,15 +87,15 @@ export function createRequestLimiter(options: RequestLimiterOptions): ManagedReq
 
   return {
     async take(organizationId: string): Promise<LimitDecision> {
-      const window = fixedWindowAt(now().getTime(), windowMs);
+      const nowMs = now().getTime();
+      const window = fixedWindowAt(nowMs, windowMs);
       if (closed || (store !== null && !store.usable())) {
         throw limiterUnavailable(policy, new Error(closed ? 'limiter closed' : 'redis not connected'));
       }
-      const limiter = group.key(`${organizationId}:${window.index}`);
+      const key = `${organizationId}:${window.index}`;
       let left: number;
       try {
-        const taken = limiter.incrementReservoir(-1);
-        left = store === null ? await taken : await withinDeadline(taken, deadlineMs);
+        left = local !== null ? local.take(key, nowMs) : await withinDeadline(group.key(key).incrementReservoir(-1), deadlineMs);
       } catch (err: unknown) {
         // Debug only: the 503 itself is logged with this cause, and the store logs the outage once.
         logger.debug({ err, organizationId }, 'request limit could not be checked: denying with 503');
@@ -111,6 +116,7 @@ export function createRequestLimiter(options: RequestLimiterOptions): ManagedReq
     async close() {
       if (closed) return;
       closed = true;
+      local?.clear();
       if (store) await store.close();
       else await Promise.all(group.keys().map((key) => group.deleteKey(key)));
     },

@@ -29,8 +29,7 @@ export function handleRoute<P extends Record<string, string | number>>(
     ctx.set('ETag', answer.etag);
     ctx.set('Cache-Control', cacheControlField(ttlSeconds));
     // The answer depends on the organization behind the key, whichever header carried it.
-    ctx.vary('Authorization');
-    ctx.vary('X-API-Key');
+    ctx.vary(['Authorization', 'X-API-Key']);
     ctx.set('Cache-Status', cacheStatusField(result, ttlSeconds));
     if (ttlSeconds > 0 && result.status !== 'miss') ctx.set('Age', String(result.ageSeconds ?? 0));
     if (matchesIfNoneMatch(ctx.get('If-None-Match') || undefined, answer.etag)) {

@@ -61,7 +61,12 @@ describe('readiness', () => {
       const cases: Array<{ name: string; scopes: () => nock.Scope[]; redis: boolean }> = [
         {
           name: 'platform',
-          scopes: () => [nock('http://platform.test').post('/graphql').replyWithError({ code: 'ECONNREFUSED' }), keyServiceUp()],
+          scopes: () => [
+            nock('http://platform.test')
+              .post('/graphql')
+              .replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })),
+            keyServiceUp(),
+          ],
           redis: true,
         },
         {

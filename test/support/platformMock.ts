@@ -46,11 +46,14 @@ export function mockPlatform(...replies: PlatformReply[]): PlatformMock {
   return { scope, posted };
 }
 
-/** The platform cannot be reached: the connection fails before any answer. */
+/**
+ * The platform cannot be reached: the connection fails before any answer. An Error
+ * with a code, as node:http gives (nock drops a plain object on node:http requests).
+ */
 export function unreachablePlatform(): nock.Scope {
   return nock(platform.origin)
     .post(platform.pathname)
-    .replyWithError({ code: 'ECONNREFUSED', message: `connect ECONNREFUSED ${platform.host}` });
+    .replyWithError(Object.assign(new Error(`connect ECONNREFUSED ${platform.host}`), { code: 'ECONNREFUSED' }));
 }
 
 /** `{ data }` as a GraphQL answer. */

@@ -1,0 +1,191 @@
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { join } from 'node:path';
+import { print } from 'graphql';
+import { KeywordsDocument } from '../../src/generated/graphql.js';
+import { redisServerInstalled, startRedisServer, type RedisServer } from '../support/redisServer.js';
+import { startBenchChild, type BenchChild } from './benchChild.js';
+import type { BareServersReady, GatewayReady, UpstreamsReady } from './childMessages.js';
+import { compileGateway } from './compiledGateway.js';
+import { get } from './httpCalls.js';
+
+/**
+ * Everything the bench measures, started on 127.0.0.1 in processes of their own:
+ * the local upstreams, four gateways (the production default; the same with quiet
+ * logs; one without a cache for cold calls; one with its limiter on a private
+ * redis-server), and the two bare servers serving the gateway's own keywords bytes.
+ */
+
+/** The warm call: one URL, requested again and again (a cache hit after the first). */
+export const WARM_PATH = '/v1/api/keywords?site=acme.com&limit=5';
+/** What the gateway sends the platform for WARM_PATH (one call: five ranked keywords fill the answer). */
+export const WARM_VARIABLES = { organizationId: 'org_demo', site: 'acme.com', rankedFirst: 5, unrankedFirst: 5 };
+
+/**
+ * The limiter stays on in every gateway, with an allowance the bench cannot exhaust
+ * (the highest RATE_LIMIT_REQUESTS config accepts), so it is measured but never refuses.
+ */
+export const BENCH_RATE_LIMIT = { requests: '1000000', windowSeconds: '60' };
+
+export interface BenchSetupOptions {
+  readonly workDir: string;
+  /** node flags for every gateway process and the bare servers (e.g. --cpu-prof). */
+  readonly profileFlags: readonly string[];
+  /** Skip the Redis gateway even when redis-server is installed. */
+  readonly withoutRedis: boolean;
+  /** Also run the gateway compiled to JS by tsc, without tsx (the repository root, where to build); null: skip. */
+  readonly compileIn: string | null;
+  readonly log: (line: string) => void;
+}
+
+export interface BenchSetup {
+  readonly upstreams: BenchChild<UpstreamsReady>;
+  /** Production default: cache on (30 s), local limiter, LOG_LEVEL=info. */
+  readonly gateway: BenchChild<GatewayReady>;
+  /** The same with LOG_LEVEL=warn: what the per-request log line costs. */
+  readonly gatewayWarnLogs: BenchChild<GatewayReady>;
+  /** CACHE_TTL_SECONDS=0: every request is a platform call (cold). */
+  readonly gatewayCold: BenchChild<GatewayReady>;
+  /** Limiter on the bench's own redis-server; null when redis-server is missing. */
+  readonly gatewayRedis: BenchChild<GatewayReady> | null;
+  /** The production default compiled to JS and run by plain node (no tsx); null when skipped. */
+  readonly gatewayCompiled: BenchChild<GatewayReady> | null;
+  readonly bare: BenchChild<BareServersReady>;
+  readonly redis: RedisServer | null;
+  readonly authHeaders: Record<string, string>;
+  /** The direct platform call of WARM_PATH's data: same operation, variables and headers as the gateway's. */
+  readonly platformCall: { readonly url: string; readonly headers: Record<string, string>; readonly body: string };
+  readonly warmBody: string;
+  readonly gatewayLog: string;
+  /** Stops everything started so far (also after a failed start). */
+  close(): Promise<void>;
+}
+
+export async function startBench(options: BenchSetupOptions): Promise<BenchSetup> {
+  const { workDir, log } = options;
+  const started: Array<{ stop(): Promise<void> }> = [];
+  const openFds: number[] = [];
+  let closing: Promise<void> | null = null;
+  const close = () => {
+    closing ??= (async () => {
+      // Last started, first stopped: the gateways go before the upstreams they follow.
+      for (const item of [...started].reverse()) await item.stop().catch(() => undefined);
+      for (const fd of openFds.splice(0)) closeSync(fd);
+    })();
+    return closing;
+  };
+  try {
+    const dataDir = join(workDir, 'data');
+    mkdirSync(dataDir, { recursive: true });
+    log('starting the local platform and key service…');
+    const upstreams = await startBenchChild<UpstreamsReady>({
+      name: 'upstreams',
+      module: './upstreamsProcess.ts',
+      args: [dataDir],
+      env: {},
+      stdout: 'ignore',
+    });
+    started.push(upstreams);
+
+    let redis: RedisServer | null = null;
+    if (options.withoutRedis) {
+      log('!!! --no-redis: the Redis limiter row is SKIPPED');
+    } else if (!redisServerInstalled()) {
+      log('!!! redis-server is not installed: the Redis limiter row is SKIPPED');
+    } else {
+      redis = await startRedisServer();
+      started.push(redis);
+      log(`started a private redis-server on port ${redis.port}`);
+    }
+
+    const gatewayEnv = (extra: Record<string, string>): Record<string, string> => ({
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_REQUESTS: BENCH_RATE_LIMIT.requests,
+      RATE_LIMIT_WINDOW_SECONDS: BENCH_RATE_LIMIT.windowSeconds,
+      PLATFORM_GRAPHQL_URL: upstreams.ready.platform.url,
+      PLATFORM_TOKEN: upstreams.ready.platform.token,
+      KEY_SERVICE_URL: upstreams.ready.keyService.url,
+      KEY_SERVICE_TOKEN: upstreams.ready.keyService.token,
+      LOCAL_DATA_DIR: dataDir,
+      ...extra,
+    });
+    const startGateway = async (name: string, extra: Record<string, string>, compiledModule?: string) => {
+      log(`starting gateway "${name}"…`);
+      const logFile = join(workDir, `${name}.log`);
+      const fd = openSync(logFile, 'a');
+      openFds.push(fd);
+      const child = await startBenchChild<GatewayReady>({
+        name,
+        module: compiledModule ?? './gatewayProcess.ts',
+        runtime: compiledModule ? 'node' : 'tsx',
+        env: gatewayEnv(extra),
+        stdout: fd,
+        nodeFlags: options.profileFlags,
+      });
+      started.push(child);
+      return { child, logFile };
+    };
+    const main = await startGateway('gateway', {});
+    const warnLogs = await startGateway('gateway-warn-logs', { LOG_LEVEL: 'warn' });
+    const cold = await startGateway('gateway-no-cache', { CACHE_TTL_SECONDS: '0' });
+    const withRedis = redis ? await startGateway('gateway-redis', { REDIS_URL: redis.url }) : null;
+    let compiled = null;
+    if (options.compileIn !== null) {
+      log('compiling the gateway to JS with tsc (for the run without tsx)…');
+      compiled = await startGateway('gateway-compiled', {}, compileGateway(options.compileIn));
+    }
+
+    const authHeaders = { authorization: `Bearer ${upstreams.ready.demoKey}` };
+    const first = await get(`${main.child.ready.url}${WARM_PATH}`, authHeaders);
+    if (first.status !== 200) throw new Error(`the gateway answered ${first.status} to ${WARM_PATH}: ${first.body.slice(0, 300)}`);
+    const contentType = String(first.headers['content-type'] ?? '');
+
+    log('starting the bare node:http and Koa servers with the same bytes…');
+    const bare = await startBenchChild<BareServersReady>({
+      name: 'bare servers',
+      module: './bareServersProcess.ts',
+      env: {},
+      stdout: 'ignore',
+      nodeFlags: options.profileFlags,
+      firstMessage: { type: 'serve', body: first.body, contentType },
+    });
+    started.push(bare);
+    for (const url of [bare.ready.nodeUrl, bare.ready.koaUrl]) {
+      const answer = await get(`${url}${WARM_PATH}`);
+      if (answer.body !== first.body || answer.headers['content-type'] !== contentType) {
+        throw new Error(`${url} does not serve the gateway's bytes and content type`);
+      }
+    }
+
+    const platformCall = {
+      url: upstreams.ready.platform.url,
+      // What graphql-request sends for the gateway: the printed document, variables, operation name.
+      headers: {
+        authorization: `Bearer ${upstreams.ready.platform.token}`,
+        'content-type': 'application/json',
+        accept: 'application/graphql-response+json, application/json',
+      },
+      body: JSON.stringify({ query: print(KeywordsDocument), variables: WARM_VARIABLES, operationName: 'Keywords' }),
+    };
+
+    return {
+      upstreams,
+      gateway: main.child,
+      gatewayWarnLogs: warnLogs.child,
+      gatewayCold: cold.child,
+      gatewayRedis: withRedis?.child ?? null,
+      gatewayCompiled: compiled?.child ?? null,
+      bare,
+      redis,
+      authHeaders,
+      platformCall,
+      warmBody: first.body,
+      gatewayLog: main.logFile,
+      close,
+    };
+  } catch (err: unknown) {
+    await close();
+    throw err;
+  }
+}

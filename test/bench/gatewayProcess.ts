@@ -1,0 +1,29 @@
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { startGateway } from '../../src/gateway.js';
+import { installShutdown } from '../../src/lifecycle/shutdown.js';
+import { answerMemory, isParentMessage, reportFailure, type GatewayReady } from './childMessages.js';
+
+/**
+ * Bench child: the gateway exactly as src/main.ts runs it (config from its environment,
+ * which the parent sets; pino to stdout, which the parent points at a log file; the
+ * same graceful shutdown), in a process of its own so its CPU and memory are its own.
+ * It tells the parent its URL over IPC and stops on `stop`, which also lets
+ * --cpu-prof write its profile.
+ */
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = pino({ level: config.logLevel });
+  const gateway = await startGateway(config, logger);
+  const shutdown = installShutdown({ server: gateway.server, closers: gateway.closers, logger });
+  process.on('message', (message: unknown) => {
+    if (!isParentMessage(message)) return;
+    if (message.type === 'stop') void shutdown.shutdown('bench finished');
+    else answerMemory(message);
+  });
+  process.on('disconnect', () => void shutdown.shutdown('bench went away'));
+  const ready: GatewayReady = { type: 'ready', url: gateway.url, pid: process.pid };
+  process.send?.(ready);
+}
+
+main().catch(reportFailure);

@@ -1,0 +1,156 @@
+/**
+ * The bench's figures, their targets (issue 7), and the Markdown table printed at the
+ * end and pasted into the README. Pure: no I/O.
+ */
+
+export interface BenchFigures {
+  /** Median requests per second over the rounds (cache hits, same URL). */
+  readonly warmRps: {
+    readonly node: number;
+    readonly koa: number;
+    readonly gateway: number;
+    /** The same gateway with LOG_LEVEL=warn (no per-request log line). */
+    readonly gatewayWarnLogs: number;
+    /** null: redis-server is not installed, the row is skipped. */
+    readonly gatewayRedis: number | null;
+    /** The same gateway compiled to JS and run without tsx; null when skipped. */
+    readonly gatewayCompiled: number | null;
+  };
+  /** Medians of the per-round ratios (each round measures both sides back to back). */
+  readonly warmRatios: {
+    readonly gatewayToKoa: number;
+    readonly gatewayToNode: number;
+    readonly gatewayWarnLogsToKoa: number;
+    readonly gatewayRedisToKoa: number | null;
+    readonly gatewayCompiledToKoa: number | null;
+  };
+  /** Milliseconds, one connection, medians over the rounds. */
+  readonly cold: {
+    readonly gatewayP50: number;
+    readonly gatewayP99: number;
+    readonly platformP50: number;
+    readonly platformP99: number;
+    /** Medians of the per-round differences gateway − platform. */
+    readonly addedP50: number;
+    readonly addedP99: number;
+  };
+  /** 100 identical concurrent cold requests: platform calls they caused (the most over the trials). */
+  readonly collapse: { readonly trials: number; readonly maxPlatformCalls: number; readonly platformCallsOfOneRequest: number };
+  /** Over the warm gateway runs (local limiter), while the key event stream was up. */
+  readonly keyService: { readonly warmRequests: number; readonly verifyCalls: number; readonly allCalls: number; readonly streamUp: boolean };
+  /** Peak RSS of the gateway process (local limiter) under load, MB (10^6 bytes). */
+  readonly peakRssMb: number;
+  /** Its RSS once started, before any load. */
+  readonly idleRssMb: number;
+  readonly peakRssRedisMb: number | null;
+  /** Peak RSS of the compiled gateway run without tsx (for context; npm start runs tsx). */
+  readonly peakRssCompiledMb: number | null;
+}
+
+export interface Verdict {
+  readonly figure: string;
+  readonly measured: string;
+  readonly target: string;
+  /** PASS / MISS, or '' for figures shown for context only, 'SKIPPED' when not measured. */
+  readonly result: 'PASS' | 'MISS' | 'SKIPPED' | '';
+}
+
+const passOrMiss = (ok: boolean): 'PASS' | 'MISS' => (ok ? 'PASS' : 'MISS');
+
+export function verdicts(f: BenchFigures): Verdict[] {
+  const rows: Verdict[] = [
+    { figure: 'Warm req/s, bare node:http (same bytes)', measured: rps(f.warmRps.node), target: '', result: '' },
+    { figure: 'Warm req/s, bare Koa (same bytes)', measured: rps(f.warmRps.koa), target: '', result: '' },
+    {
+      figure: 'Warm req/s, gateway (local limiter, LOG_LEVEL=info)',
+      measured: `${rps(f.warmRps.gateway)} = ${ratio(f.warmRatios.gatewayToKoa)} of Koa, ${ratio(f.warmRatios.gatewayToNode)} of node:http`,
+      target: '≥ 0.75 of Koa',
+      result: passOrMiss(f.warmRatios.gatewayToKoa >= 0.75),
+    },
+    {
+      figure: 'Warm req/s, gateway (local limiter, LOG_LEVEL=warn)',
+      measured: `${rps(f.warmRps.gatewayWarnLogs)} = ${ratio(f.warmRatios.gatewayWarnLogsToKoa)} of Koa`,
+      target: '',
+      result: '',
+    },
+    f.warmRps.gatewayRedis === null || f.warmRatios.gatewayRedisToKoa === null
+      ? { figure: 'Warm req/s, gateway (Redis limiter)', measured: 'not measured: redis-server missing', target: '≥ 0.5 of Koa', result: 'SKIPPED' }
+      : {
+          figure: 'Warm req/s, gateway (Redis limiter, LOG_LEVEL=info)',
+          measured: `${rps(f.warmRps.gatewayRedis)} = ${ratio(f.warmRatios.gatewayRedisToKoa)} of Koa`,
+          target: '≥ 0.5 of Koa',
+          result: passOrMiss(f.warmRatios.gatewayRedisToKoa >= 0.5),
+        },
+    ...(f.warmRps.gatewayCompiled === null || f.warmRatios.gatewayCompiledToKoa === null
+      ? []
+      : [
+          {
+            figure: 'Warm req/s, gateway compiled to JS, run without tsx (local limiter, LOG_LEVEL=info)',
+            measured: `${rps(f.warmRps.gatewayCompiled)} = ${ratio(f.warmRatios.gatewayCompiledToKoa)} of Koa`,
+            target: '',
+            result: '' as const,
+          },
+        ]),
+    {
+      figure: 'Cold call added latency p50 (gateway − direct platform call)',
+      measured: `${ms(f.cold.addedP50)} (${ms(f.cold.gatewayP50)} vs ${ms(f.cold.platformP50)})`,
+      target: '< 1 ms',
+      result: passOrMiss(f.cold.addedP50 < 1),
+    },
+    {
+      figure: 'Cold call added latency p99',
+      measured: `${ms(f.cold.addedP99)} (${ms(f.cold.gatewayP99)} vs ${ms(f.cold.platformP99)})`,
+      target: '',
+      result: '',
+    },
+    {
+      figure: '100 identical concurrent cold requests → platform calls',
+      measured: `${f.collapse.maxPlatformCalls} (most over ${f.collapse.trials} trials; one request alone makes ${f.collapse.platformCallsOfOneRequest})`,
+      target: '1',
+      result: passOrMiss(f.collapse.maxPlatformCalls === 1),
+    },
+    {
+      figure: 'Key-service calls per warm request (event stream up)',
+      measured: `${perRequest(f.keyService.allCalls, f.keyService.warmRequests)} (${f.keyService.verifyCalls} verify + ${f.keyService.allCalls - f.keyService.verifyCalls} usage over ${f.keyService.warmRequests.toLocaleString('en-US')} requests${f.keyService.streamUp ? '' : '; STREAM WAS DOWN'})`,
+      target: '< 0.01',
+      result: passOrMiss(f.keyService.streamUp && f.keyService.allCalls / f.keyService.warmRequests < 0.01),
+    },
+    {
+      figure: 'Peak memory (RSS) of the gateway under load (as npm start runs it, through tsx)',
+      measured:
+        `${mb(f.peakRssMb)} (${mb(f.idleRssMb)} once started)` +
+        (f.peakRssRedisMb === null ? '' : `; Redis limiter: ${mb(f.peakRssRedisMb)}`) +
+        (f.peakRssCompiledMb === null ? '' : `; compiled JS without tsx: ${mb(f.peakRssCompiledMb)}`),
+      target: '< 150 MB',
+      result: passOrMiss(f.peakRssMb < 150 && (f.peakRssRedisMb ?? 0) < 150),
+    },
+  ];
+  return rows;
+}
+
+export function markdownTable(rows: readonly Verdict[]): string {
+  const escape = (text: string) => text.replace(/\|/g, '\\|');
+  const lines = ['| Figure | Measured | Target | Result |', '| --- | --- | --- | --- |'];
+  for (const row of rows) lines.push(`| ${escape(row.figure)} | ${escape(row.measured)} | ${escape(row.target)} | ${row.result} |`);
+  return lines.join('\n');
+}
+
+function rps(value: number): string {
+  return `${Math.round(value).toLocaleString('en-US')} req/s`;
+}
+
+function mb(value: number): string {
+  return `${value.toFixed(0)} MB`;
+}
+
+function ratio(value: number): string {
+  return value.toFixed(2);
+}
+
+function ms(value: number): string {
+  return `${value.toFixed(2)} ms`;
+}
+
+function perRequest(calls: number, requests: number): string {
+  return requests > 0 ? (calls / requests).toFixed(5) : 'n/a';
+}

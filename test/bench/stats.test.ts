@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { median, percentile, sumOfSamples } from './stats.js';
+import { moduleOf, summarizeProfile } from './profileSummary.js';
+
+describe('bench numbers', () => {
+  it('takes the median of odd and even counts, unsorted', () => {
+    assert.equal(median([5, 1, 3]), 3);
+    assert.equal(median([4, 1, 3, 2]), 2.5);
+    assert.ok(Number.isNaN(median([])));
+  });
+
+  it('interpolates percentiles between closest ranks', () => {
+    const values = [10, 1, 4, 3, 2, 5, 6, 7, 8, 9];
+    assert.equal(percentile(values, 50), 5.5);
+    assert.equal(percentile(values, 100), 10);
+    assert.ok(Math.abs(percentile(values, 99) - 9.91) < 1e-9);
+  });
+
+  it('sums the samples of one metric whose labels include the given ones', () => {
+    const exposition = [
+      '# HELP gateway_key_service_request_duration_seconds Key service call latency.',
+      'gateway_key_service_request_duration_seconds_bucket{le="0.01",operation="verify",outcome="ok"} 3',
+      'gateway_key_service_request_duration_seconds_count{operation="verify",outcome="ok"} 4',
+      'gateway_key_service_request_duration_seconds_count{operation="verify",outcome="timeout"} 1',
+      'gateway_key_service_request_duration_seconds_count{operation="usage",outcome="ok"} 7',
+    ].join('\n');
+    const name = 'gateway_key_service_request_duration_seconds_count';
+    assert.equal(sumOfSamples(exposition, name, { operation: 'verify' }), 5);
+    assert.equal(sumOfSamples(exposition, name), 12);
+    assert.equal(sumOfSamples(exposition, 'missing_metric'), 0);
+  });
+});
+
+describe('CPU profile summary', () => {
+  it('adds each sample’s time to its function, its module, and the project functions on its stack', () => {
+    const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 0 });
+    const summary = summarizeProfile({
+      nodes: [
+        { id: 1, callFrame: frame('(root)', ''), children: [2] },
+        { id: 2, callFrame: frame('handle', 'file:///repo/src/app.ts'), children: [3] },
+        { id: 3, callFrame: frame('stringify', 'file:///repo/node_modules/pino/lib/tools.js') },
+      ],
+      samples: [2, 3, 3, 2],
+      timeDeltas: [0, 1000, 2000, 3000],
+      startTime: 0,
+      endTime: 6000,
+    });
+    assert.equal(summary.totalMs, 6);
+    assert.deepEqual(
+      summary.byModule.map((row) => [row.name, row.ms]),
+      [
+        ['pino', 5],
+        ['src/app.ts', 1],
+      ],
+    );
+    assert.deepEqual(summary.inclusiveProject.map((row) => [row.name, row.ms]), [['handle src/app.ts:1', 6]]);
+  });
+
+  it('names modules by package, project file or node internal', () => {
+    assert.equal(moduleOf('file:///x/node_modules/@koa/router/lib/layer.js', 'match'), '@koa/router');
+    assert.equal(moduleOf('file:///x/src/http/logRequests.ts', 'f'), 'src/http/logRequests.ts');
+    assert.equal(moduleOf('node:_http_outgoing', 'setHeader'), 'node:_http_outgoing');
+    assert.equal(moduleOf('', '(garbage collector)'), '(garbage collector)');
+  });
+});

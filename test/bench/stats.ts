@@ -1,0 +1,43 @@
+/** Pure numbers for the bench: medians of rounds, percentiles of response times. */
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
+}
+
+/** The p-th percentile (0 < p ≤ 100) by linear interpolation between closest ranks. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = (p / 100) * (sorted.length - 1);
+  const low = Math.floor(rank);
+  const high = Math.ceil(rank);
+  const lowValue = sorted[low] as number;
+  return lowValue + ((sorted[high] as number) - lowValue) * (rank - low);
+}
+
+/**
+ * The sum of every sample of one metric in a Prometheus exposition whose labels
+ * include all of `labels` (e.g. all outcomes of operation="verify").
+ */
+export function sumOfSamples(exposition: string, name: string, labels: Readonly<Record<string, string>> = {}): number {
+  let sum = 0;
+  for (const line of exposition.split('\n')) {
+    if (line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const present = labelsOf(match[2] ?? '');
+    if (Object.entries(labels).every(([key, value]) => present.get(key) === value)) sum += Number(match[3]);
+  }
+  return sum;
+}
+
+function labelsOf(text: string): Map<string, string> {
+  const labels = new Map<string, string>();
+  for (const match of text.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
+    labels.set(match[1] as string, match[2] as string);
+  }
+  return labels;
+}
