@@ -6,7 +6,7 @@
  * take removes one, the verdict is read from what is left, and a key is forgotten once
  * unused for `idleMs`) without bottleneck's local datastore, which answers
  * incrementReservoir only after a setTimeout(0): a timer turn (≥ 1 ms) and a queue of
- * promises on every request, measured by `npm run bench` (test/bench/PERFORMANCE.md).
+ * promises on every request, measured by `npm run bench` (the README's Performance section).
  */
 export interface LocalWindowCounts {
   /** Takes one from the key's allowance; returns what is left (negative: over the limit). */

@@ -6,7 +6,7 @@ import type { Readable } from 'node:stream';
 /**
  * The `fetch` graphql-request uses for platform calls, over node:http(s) with a
  * keep-alive agent instead of the global fetch (undici). Measured by `npm run bench`
- * (test/bench/PERFORMANCE.md): the global fetch spent about as much CPU per platform
+ * (the README's Performance section): the global fetch spent about as much CPU per platform
  * call as the rest of a cold request together, most of it in web streams it builds
  * for request and response bodies that are small strings here.
  *
