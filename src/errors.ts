@@ -10,6 +10,7 @@ export type ErrorCode =
   | 'FORBIDDEN'
   | 'NOT_FOUND'
   | 'METHOD_NOT_ALLOWED'
+  | 'REQUEST_TIMEOUT'
   | 'URI_TOO_LONG'
   | 'HEADERS_TOO_LARGE'
   | 'RATE_LIMITED'
@@ -24,6 +25,7 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze
   FORBIDDEN: 403,
   NOT_FOUND: 404,
   METHOD_NOT_ALLOWED: 405,
+  REQUEST_TIMEOUT: 408,
   URI_TOO_LONG: 414,
   HEADERS_TOO_LARGE: 431,
   RATE_LIMITED: 429,

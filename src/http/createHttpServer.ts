@@ -79,29 +79,31 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
       return;
     }
     const requestId = randomUUID();
-    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' || err.code === 'HPE_REQUEST_TIMEOUT') {
-      // The client never finished its request: say so the way Node would, and hang up.
-      socket.end('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
-      reportRejection(options, requestId, 'unknown', 408, 'request_timeout');
-      return;
-    }
-    const code: ErrorCode =
-      err.code === 'HPE_HEADER_OVERFLOW'
-        ? requestLineOverflows(err.rawPacket, settings.maxUrlBytes)
-          ? 'URI_TOO_LONG'
-          : 'HEADERS_TOO_LARGE'
-        : 'BAD_REQUEST';
-    const rejection = envelopeOf(code, requestId);
+    const rejection = envelopeOf(rejectionCode(err, settings.maxUrlBytes), requestId);
     socket.end(rawResponse(rejection));
     reportRejection(options, requestId, 'unknown', rejection.status, err.code ?? 'parse_error');
   });
   return server;
 }
 
+/** What a request the parser refused was guilty of. */
+function rejectionCode(err: ClientError, maxUrlBytes: number): ErrorCode {
+  switch (err.code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+    case 'HPE_REQUEST_TIMEOUT':
+      return 'REQUEST_TIMEOUT'; // the client never finished its request within the time limits
+    case 'HPE_HEADER_OVERFLOW':
+      return requestLineOverflows(err.rawPacket, maxUrlBytes) ? 'URI_TOO_LONG' : 'HEADERS_TOO_LARGE';
+    default:
+      return 'BAD_REQUEST';
+  }
+}
+
 const MESSAGES: Partial<Record<ErrorCode, string>> = {
   URI_TOO_LONG: 'The request URL is too long.',
   HEADERS_TOO_LARGE: 'The request headers are too large.',
   BAD_REQUEST: 'The request could not be read.',
+  REQUEST_TIMEOUT: 'The request was not received in time.',
 };
 
 interface Rejection {

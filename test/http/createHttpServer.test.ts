@@ -101,7 +101,7 @@ describe('createHttpServer', () => {
       assert.equal(answer.body.errors[0]?.code, 'BAD_REQUEST');
     });
 
-    it('hangs up on a client that never finishes its headers', async () => {
+    it('answers 408 in the envelope and hangs up on a client that never finishes its headers', async () => {
       const raw = await new Promise<string>((resolve, reject) => {
         const socket = connect(server.port, '127.0.0.1', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: '));
         const chunks: Buffer[] = [];
@@ -110,6 +110,10 @@ describe('createHttpServer', () => {
         socket.on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
       });
       assert.match(raw, /^HTTP\/1\.1 408 /);
+      const answer = parseRaw(raw);
+      assert.equal(answer.status, 408);
+      assert.equal(answer.body.errors[0]?.code, 'REQUEST_TIMEOUT');
+      assert.equal(answer.body.data, null);
     });
 
     it('counts rejected requests in the metrics', async () => {
