@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer, Socket } from 'node:net';
+import { isRequired } from './testEnvironment.js';
 
 /**
  * A private redis-server for one test suite, on a free loopback port: never the shared
@@ -23,7 +24,7 @@ export interface RedisServer {
 
 /** Whether Redis-backed tests must run; only this helper reads the variable. */
 export function redisRequired(): boolean {
-  return process.env.REQUIRE_REDIS === '1';
+  return isRequired('REQUIRE_REDIS');
 }
 
 export function redisServerInstalled(): boolean {
