@@ -22,7 +22,7 @@ export interface RedisServer {
   stop(): Promise<void>;
 }
 
-/** Whether Redis-backed tests must run; only this helper reads the variable. */
+/** Whether Redis-backed tests must run (CI sets REQUIRE_REDIS=1). */
 export function redisRequired(): boolean {
   return isRequired('REQUIRE_REDIS');
 }
