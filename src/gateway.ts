@@ -62,7 +62,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     logger,
   });
   authenticator.start();
-  const limiter = createRequestLimiter({ ...config.rateLimit, redisUrl: config.redisUrl, logger, now });
+  const limiter = await createRequestLimiter({ ...config.rateLimit, redisUrl: config.redisUrl, logger, now });
   metrics.observeLimiterAvailability(() => limiter.available());
   const cache = createAnswerCache({ ttlSeconds: config.cacheTtlSeconds, now });
 

@@ -4,7 +4,7 @@ import { BottleneckPromise } from './bottleneckPromise.js';
 import { fixedWindowAt } from './fixedWindow.js';
 import { limiterUnavailable } from './limiterUnavailable.js';
 import { createLocalWindowCounts } from './localWindowCounts.js';
-import { connectRedisStore, type RedisStore } from './redisStore.js';
+import type { RedisStore } from './redisStore.js';
 import type { LimitDecision, RequestLimiter } from './requestLimiter.js';
 
 export interface RequestLimiterOptions {
@@ -56,13 +56,15 @@ const CLOCK_SKEW_MARGIN_MS = 10_000;
  * counted in this process by localWindowCounts (bottleneck's local datastore waits a
  * timer turn on every call).
  */
-export function createRequestLimiter(options: RequestLimiterOptions): ManagedRequestLimiter {
+export async function createRequestLimiter(options: RequestLimiterOptions): Promise<ManagedRequestLimiter> {
   const { requests, windowSeconds, logger } = options;
   const windowMs = windowSeconds * 1000;
   const now = options.now ?? (() => new Date());
   const deadlineMs = options.redisDeadlineMs ?? 200;
   const policy = { limit: requests, windowSeconds };
-  const store: RedisStore | null = options.redisUrl === null ? null : connectRedisStore(options.redisUrl, logger);
+  // ioredis is loaded only when there is a Redis to talk to: it costs ~10 MB of memory.
+  const store: RedisStore | null =
+    options.redisUrl === null ? null : (await import('./redisStore.js')).connectRedisStore(options.redisUrl, logger);
   // Without Redis the counts stay in this process, taken synchronously (see localWindowCounts).
   const local = store === null ? createLocalWindowCounts(requests, windowMs + CLOCK_SKEW_MARGIN_MS) : null;
   let closed = false;

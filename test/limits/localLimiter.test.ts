@@ -20,7 +20,7 @@ describe('request limit without Redis (one process)', () => {
   beforeEach(async () => {
     clock = WINDOW_START + 15_000;
     usage.events.length = 0;
-    limiter = createRequestLimiter({
+    limiter = await createRequestLimiter({
       requests: 3,
       windowSeconds: 60,
       redisUrl: null,

@@ -17,8 +17,8 @@ describe('request limit on Redis (many instances)', function () {
   let clock: number;
   const limiters: ManagedRequestLimiter[] = [];
 
-  const newLimiter = (requests = 3): ManagedRequestLimiter => {
-    const limiter = createRequestLimiter({
+  const newLimiter = async (requests = 3): Promise<ManagedRequestLimiter> => {
+    const limiter = await createRequestLimiter({
       requests,
       windowSeconds: 60,
       redisUrl: redis.url,
@@ -65,8 +65,8 @@ describe('request limit on Redis (many instances)', function () {
   });
 
   it('two app instances on one Redis let exactly the allowance through together', async () => {
-    const first = newLimiter(5);
-    const second = newLimiter(5);
+    const first = await newLimiter(5);
+    const second = await newLimiter(5);
     await Promise.all([connected(first), connected(second)]);
     const servers = await Promise.all(
       [first, second].map((limiter) =>
@@ -101,8 +101,8 @@ describe('request limit on Redis (many instances)', function () {
   });
 
   it('starts a new shared allowance when the window turns', async () => {
-    const first = newLimiter(2);
-    const second = newLimiter(2);
+    const first = await newLimiter(2);
+    const second = await newLimiter(2);
     await Promise.all([connected(first), connected(second)]);
     assert.equal((await first.take('org_a')).allowed, true);
     assert.equal((await second.take('org_a')).allowed, true);
@@ -113,7 +113,7 @@ describe('request limit on Redis (many instances)', function () {
   });
 
   it('answers 503 fast, never unlimited, while Redis is down, and recovers within 5 s of its return', async () => {
-    const limiter = newLimiter(100);
+    const limiter = await newLimiter(100);
     await connected(limiter);
     assert.equal((await limiter.take('org_a')).remaining, 99);
     const server = await listen(
@@ -153,7 +153,7 @@ describe('request limit on Redis (many instances)', function () {
   });
 
   it('answers 503 fast while Redis stalls, and recovers when it answers again', async () => {
-    const limiter = newLimiter(10);
+    const limiter = await newLimiter(10);
     await connected(limiter);
     assert.equal((await limiter.take('org_a')).remaining, 9);
     redis.pause();
@@ -176,8 +176,8 @@ describe('request limit on Redis (many instances)', function () {
   });
 
   it('keeps counting after Redis lost its scripts (SCRIPT FLUSH: NOSCRIPT)', async () => {
-    const first = newLimiter(5);
-    const second = newLimiter(5);
+    const first = await newLimiter(5);
+    const second = await newLimiter(5);
     await Promise.all([connected(first), connected(second)]);
     assert.equal((await first.take('org_a')).remaining, 4);
     assert.equal((await second.take('org_a')).remaining, 3);
@@ -189,8 +189,8 @@ describe('request limit on Redis (many instances)', function () {
   });
 
   it('rebuilds the shared count after Redis lost its keys (restart without persistence)', async () => {
-    const first = newLimiter(5);
-    const second = newLimiter(5);
+    const first = await newLimiter(5);
+    const second = await newLimiter(5);
     await Promise.all([connected(first), connected(second)]);
     assert.equal((await first.take('org_a')).remaining, 4);
     assert.equal((await second.take('org_a')).remaining, 3);
@@ -203,7 +203,7 @@ describe('request limit on Redis (many instances)', function () {
 
   it('answers 503 when started while Redis is unreachable, then works once it is reachable', async () => {
     await redis.kill();
-    const limiter = newLimiter(3);
+    const limiter = await newLimiter(3);
     await assert.rejects(limiter.take('org_a'), (err: unknown) => err instanceof ApiError && err.status === 503);
     assert.equal(limiter.available(), false);
     await redis.restart();

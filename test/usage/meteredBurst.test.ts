@@ -84,7 +84,7 @@ describe('usage metering over HTTP', () => {
       retryBaseMs: 5,
       now: () => NOW,
     });
-    limiter = createRequestLimiter({
+    limiter = await createRequestLimiter({
       requests: 8,
       windowSeconds: 60,
       redisUrl: null,
