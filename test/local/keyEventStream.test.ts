@@ -1,26 +1,20 @@
 import assert from 'node:assert/strict';
-import nock from 'nock';
 import { keyHashOf } from '../../src/local/keyMaterial.js';
-import { startLocalKeyService, type LocalKeyService } from '../../src/local/localKeyService.js';
 import { LOCAL_KEYS } from '../../src/local/seedAccounts.js';
-import { mutableClock } from '../support/mutableClock.js';
 import { openSseStream, type SseItem, type SseStream } from '../support/sseStream.js';
-import { tempDir } from '../support/tempDir.js';
-import { callKeyService, createKeyCall, revokeKeyCall } from './keyServiceHttp.js';
+import { callKeyService, createKeyCall, LocalKeyServiceFixture, revokeKeyCall } from './keyServiceHttp.js';
 
 const START = '2026-11-21T12:00:00.000Z';
 const MINUTE = 60_000;
 const isEvent = (item: SseItem) => item.kind === 'event';
 
 describe('local key service: GET /v1/events', () => {
-  const clock = mutableClock(START);
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let service: LocalKeyService;
+  const ks = new LocalKeyServiceFixture('local-events-', START, 40);
   const streams: SseStream[] = [];
 
   const open = async (lastEventId?: string) => {
-    const stream = await openSseStream(`${service.url}/v1/events`, {
-      authorization: `Bearer ${service.token}`,
+    const stream = await openSseStream(`${ks.service.url}/v1/events`, {
+      authorization: `Bearer ${ks.service.token}`,
       ...(lastEventId === undefined ? {} : { 'last-event-id': lastEventId }),
     });
     streams.push(stream);
@@ -29,33 +23,20 @@ describe('local key service: GET /v1/events', () => {
     return stream;
   };
   const newKey = async (name: string) =>
-    (await createKeyCall(service, 'org_demo', { name, permissions: ['read'] })).body;
+    (await createKeyCall(ks.service, 'org_demo', { name, permissions: ['read'] })).body;
 
-  before(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  after(() => {
-    nock.enableNetConnect();
-  });
-  beforeEach(async () => {
-    clock.set(START);
-    dir = await tempDir('local-events-');
-    service = await startLocalKeyService({ dataDir: dir.path, now: clock.now, announce: false, pingIntervalMs: 40 });
-  });
-  afterEach(async () => {
+  afterEach(() => {
     for (const stream of streams.splice(0)) stream.close();
-    await service.close();
-    await dir.remove();
   });
+  ks.useHooks();
 
   it('streams key.revoked with the key, its hash, organization and time', async () => {
     const stream = await open();
     assert.equal(stream.status, 200);
     assert.match(stream.contentType ?? '', /^text\/event-stream/);
     const { key, plaintext } = await newKey('to revoke');
-    clock.advance(1000);
-    await revokeKeyCall(service, 'org_demo', key.id);
+    ks.clock.advance(1000);
+    await revokeKeyCall(ks.service, 'org_demo', key.id);
     const event = await stream.next(isEvent);
     assert.equal(event.event, 'key.revoked');
     assert.match(event.id ?? '', /\S/);
@@ -66,18 +47,18 @@ describe('local key service: GET /v1/events', () => {
       revokedAt: '2026-11-21T12:00:01.000Z',
     });
     // Revoking again changes nothing, so nothing is announced.
-    await revokeKeyCall(service, 'org_demo', key.id);
-    await service.updateOrganization('org_demo', { ceiling: 10 });
+    await revokeKeyCall(ks.service, 'org_demo', key.id);
+    await ks.service.updateOrganization('org_demo', { ceiling: 10 });
     assert.equal((await stream.next(isEvent)).event, 'organization.updated');
   });
 
   it('streams organization.updated when a plan or ceiling changes (local PATCH)', async () => {
     const stream = await open();
-    const answer = await callKeyService(service, 'PATCH', '/v1/organizations/org_starter', { body: { plan: 'pro' } });
+    const answer = await callKeyService(ks.service, 'PATCH', '/v1/organizations/org_starter', { body: { plan: 'pro' } });
     assert.equal(answer.status, 200);
     const event = await stream.next(isEvent);
     assert.deepEqual([event.event, JSON.parse(event.data)], ['organization.updated', { organizationId: 'org_starter' }]);
-    const verified = await callKeyService<{ organization: { plan: string } }>(service, 'POST', '/v1/keys/verify', {
+    const verified = await callKeyService<{ organization: { plan: string } }>(ks.service, 'POST', '/v1/keys/verify', {
       body: { keyHash: keyHashOf(LOCAL_KEYS.starter) },
     });
     assert.equal(verified.body.organization.plan, 'pro');
@@ -94,12 +75,12 @@ describe('local key service: GET /v1/events', () => {
     const a = await newKey('a');
     const b = await newKey('b');
     const c = await newKey('c');
-    await revokeKeyCall(service, 'org_demo', a.key.id);
+    await revokeKeyCall(ks.service, 'org_demo', a.key.id);
     const seen = await first.next(isEvent);
     first.close();
-    await revokeKeyCall(service, 'org_demo', b.key.id);
-    await service.updateOrganization('org_demo', { plan: 'business' });
-    await revokeKeyCall(service, 'org_demo', c.key.id);
+    await revokeKeyCall(ks.service, 'org_demo', b.key.id);
+    await ks.service.updateOrganization('org_demo', { plan: 'business' });
+    await revokeKeyCall(ks.service, 'org_demo', c.key.id);
 
     const again = await open(seen.id);
     const missed = [await again.next(isEvent), await again.next(isEvent), await again.next(isEvent)];
@@ -111,7 +92,7 @@ describe('local key service: GET /v1/events', () => {
 
     // Up to date: reconnecting with the newest id replays nothing; new events still come.
     const upToDate = await open(missed[2]?.id);
-    await service.updateOrganization('org_other', { ceiling: 5 });
+    await ks.service.updateOrganization('org_other', { ceiling: 5 });
     const next = await upToDate.next(isEvent);
     assert.deepEqual([next.event, JSON.parse(next.data)], ['organization.updated', { organizationId: 'org_other' }]);
   });
@@ -120,18 +101,18 @@ describe('local key service: GET /v1/events', () => {
     const first = await open();
     const a = await newKey('a');
     const b = await newKey('b');
-    await revokeKeyCall(service, 'org_demo', a.key.id);
+    await revokeKeyCall(ks.service, 'org_demo', a.key.id);
     const seen = await first.next(isEvent);
     first.close();
-    await revokeKeyCall(service, 'org_demo', b.key.id); // missed...
-    clock.advance(10 * MINUTE + 1000); // ...and now out of the window
+    await revokeKeyCall(ks.service, 'org_demo', b.key.id); // missed...
+    ks.clock.advance(10 * MINUTE + 1000); // ...and now out of the window
 
     const again = await open(seen.id);
     const reset = await again.next(isEvent);
     assert.deepEqual([reset.event, reset.data], ['reset', '{}']);
     assert.match(reset.id ?? '', /\S/);
     // After a reset the stream goes on, and the reset's id is a valid place to resume from.
-    await service.updateOrganization('org_demo', { ceiling: 1 });
+    await ks.service.updateOrganization('org_demo', { ceiling: 1 });
     assert.equal((await again.next(isEvent)).event, 'organization.updated');
     const resumed = await open(reset.id);
     const replayed = await resumed.next(isEvent);
@@ -142,11 +123,11 @@ describe('local key service: GET /v1/events', () => {
     const first = await open();
     const a = await newKey('a');
     const b = await newKey('b');
-    await revokeKeyCall(service, 'org_demo', a.key.id);
+    await revokeKeyCall(ks.service, 'org_demo', a.key.id);
     const seen = await first.next(isEvent);
     first.close();
-    await revokeKeyCall(service, 'org_demo', b.key.id);
-    clock.advance(10 * MINUTE - 1000);
+    await revokeKeyCall(ks.service, 'org_demo', b.key.id);
+    ks.clock.advance(10 * MINUTE - 1000);
     const again = await open(seen.id);
     const replayed = await again.next(isEvent);
     assert.deepEqual([replayed.event, JSON.parse(replayed.data).keyId], ['key.revoked', b.key.id]);
@@ -159,20 +140,19 @@ describe('local key service: GET /v1/events', () => {
     }
     // A restart forgets the event log: ids of the previous run are unknown.
     const before = await open();
-    await service.updateOrganization('org_demo', { ceiling: 2 });
+    await ks.service.updateOrganization('org_demo', { ceiling: 2 });
     const old = await before.next(isEvent);
     before.close();
-    await service.close();
-    service = await startLocalKeyService({ dataDir: dir.path, now: clock.now, announce: false, pingIntervalMs: 40 });
+    await ks.restart();
     const after = await open(old.id);
     assert.equal((await after.next(isEvent)).event, 'reset');
   });
 
   it('ends open streams when the service closes', async () => {
     const stream = await open();
-    await service.close();
+    await ks.service.close();
     await stream.ended;
     assert.equal(stream.received.filter(isEvent).length, 0);
-    service = await startLocalKeyService({ dataDir: dir.path, now: clock.now, announce: false });
+    ks.service = await ks.startService();
   });
 });

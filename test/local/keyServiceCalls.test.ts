@@ -2,15 +2,12 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import nock from 'nock';
 import { DataDirBusy } from '../../src/local/dataDirFiles.js';
 import { keyHashOf } from '../../src/local/keyMaterial.js';
 import { DataFileInvalid } from '../../src/local/keyStore.js';
-import { startLocalKeyService, type LocalKeyService } from '../../src/local/localKeyService.js';
+import { startLocalKeyService } from '../../src/local/localKeyService.js';
 import { LOCAL_KEYS } from '../../src/local/seedAccounts.js';
-import { mutableClock } from '../support/mutableClock.js';
-import { tempDir } from '../support/tempDir.js';
-import { callKeyService, verifyCall } from './keyServiceHttp.js';
+import { callKeyService, LocalKeyServiceFixture, verifyCall } from './keyServiceHttp.js';
 
 const START = '2026-11-21T12:00:00.000Z';
 
@@ -19,26 +16,9 @@ function usageEvent(organizationId = 'org_demo', keyId = 'key_LOCALDEMO000000000
 }
 
 describe('local key service: verify, usage and the service token', () => {
-  const clock = mutableClock(START);
-  let dir: Awaited<ReturnType<typeof tempDir>>;
-  let service: LocalKeyService;
+  const ks = new LocalKeyServiceFixture('local-keysvc-', START);
 
-  before(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  after(() => {
-    nock.enableNetConnect();
-  });
-  beforeEach(async () => {
-    clock.set(START);
-    dir = await tempDir('local-keysvc-');
-    service = await startLocalKeyService({ dataDir: dir.path, now: clock.now, announce: false });
-  });
-  afterEach(async () => {
-    await service.close();
-    await dir.remove();
-  });
+  ks.useHooks();
 
   it('answers 401 with no body to a missing or wrong service token, on every call', async () => {
     const calls: Array<[string, string]> = [
@@ -51,8 +31,8 @@ describe('local key service: verify, usage and the service token', () => {
       ['GET', '/nowhere'],
     ];
     for (const [method, path] of calls) {
-      for (const token of [null, 'wrong-token', `${service.token}x`]) {
-        const answer = await callKeyService(service, method, path, { token, body: method === 'POST' ? {} : undefined });
+      for (const token of [null, 'wrong-token', `${ks.service.token}x`]) {
+        const answer = await callKeyService(ks.service, method, path, { token, body: method === 'POST' ? {} : undefined });
         assert.equal(answer.status, 401, `${method} ${path} with ${token}`);
         assert.equal(answer.text, '');
       }
@@ -61,7 +41,7 @@ describe('local key service: verify, usage and the service token', () => {
 
   describe('POST /v1/keys/verify', () => {
     it('answers the key and its organization with the usage of the current month', async () => {
-      const answer = await verifyCall(service, keyHashOf(LOCAL_KEYS.demo));
+      const answer = await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.demo));
       assert.equal(answer.status, 200);
       assert.equal(answer.body.key.id, 'key_LOCALDEMO00000000000000001');
       assert.equal(answer.body.key.prefix, LOCAL_KEYS.demo.slice(0, 12));
@@ -80,54 +60,54 @@ describe('local key service: verify, usage and the service token', () => {
     });
 
     it('answers expired and revoked keys too, and the seeded plans and ceilings', async () => {
-      const expired = await verifyCall(service, keyHashOf(LOCAL_KEYS.demoExpired));
+      const expired = await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.demoExpired));
       assert.ok(Date.parse(expired.body.key.expiresAt) < Date.parse(START));
-      const revoked = await verifyCall(service, keyHashOf(LOCAL_KEYS.demoRevoked));
+      const revoked = await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.demoRevoked));
       assert.notEqual(revoked.body.key.revokedAt, null);
-      assert.deepEqual((await verifyCall(service, keyHashOf(LOCAL_KEYS.demoWriteOnly))).body.key.permissions, ['write']);
-      assert.equal((await verifyCall(service, keyHashOf(LOCAL_KEYS.starter))).body.organization.plan, 'starter');
-      assert.equal((await verifyCall(service, keyHashOf(LOCAL_KEYS.legacy))).body.organization.plan, 'legacy_team');
-      const capped = (await verifyCall(service, keyHashOf(LOCAL_KEYS.capped))).body.organization;
+      assert.deepEqual((await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.demoWriteOnly))).body.key.permissions, ['write']);
+      assert.equal((await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.starter))).body.organization.plan, 'starter');
+      assert.equal((await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.legacy))).body.organization.plan, 'legacy_team');
+      const capped = (await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.capped))).body.organization;
       assert.ok(capped.usage.ceiling !== null && capped.usage.used >= capped.usage.ceiling, 'org_capped is at its ceiling');
-      assert.equal((await verifyCall(service, keyHashOf(LOCAL_KEYS.other))).body.organization.usage.ceiling, null);
+      assert.equal((await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.other))).body.organization.usage.ceiling, null);
     });
 
     it('answers 404 unknown_key for an unknown hash and 400 invalid_request for another form', async () => {
-      const unknown = await verifyCall(service, keyHashOf('atl_nothing'));
+      const unknown = await verifyCall(ks.service, keyHashOf('atl_nothing'));
       assert.deepEqual([unknown.status, unknown.body], [404, { error: 'unknown_key' }]);
       for (const keyHash of [keyHashOf(LOCAL_KEYS.demo).toUpperCase(), 'abc', 42, undefined]) {
-        const answer = await verifyCall(service, keyHash);
+        const answer = await verifyCall(ks.service, keyHash);
         assert.deepEqual([answer.status, answer.body], [400, { error: 'invalid_request' }], String(keyHash));
       }
-      const notJson = await callKeyService(service, 'POST', '/v1/keys/verify', { body: '{oops' });
+      const notJson = await callKeyService(ks.service, 'POST', '/v1/keys/verify', { body: '{oops' });
       assert.equal(notJson.status, 400);
     });
   });
 
   describe('POST /v1/usage', () => {
     const used = async (key: string = LOCAL_KEYS.demo) =>
-      (await verifyCall(service, keyHashOf(key))).body.organization.usage.used;
+      (await verifyCall(ks.service, keyHashOf(key))).body.organization.usage.used;
 
     it('counts each event once, in the same call or a later one', async () => {
       const a = usageEvent();
       const b = usageEvent();
-      const first = await callKeyService(service, 'POST', '/v1/usage', { body: { events: [a, b, a] } });
+      const first = await callKeyService(ks.service, 'POST', '/v1/usage', { body: { events: [a, b, a] } });
       assert.deepEqual([first.status, first.body], [200, { accepted: 2, duplicates: 1 }]);
-      const again = await callKeyService(service, 'POST', '/v1/usage', { body: { events: [b, usageEvent(), a] } });
+      const again = await callKeyService(ks.service, 'POST', '/v1/usage', { body: { events: [b, usageEvent(), a] } });
       assert.deepEqual(again.body, { accepted: 1, duplicates: 2 });
       assert.equal(await used(), 48_210 + 3);
       // Upper-case ids are the same UUIDs.
-      const upper = await callKeyService(service, 'POST', '/v1/usage', { body: { events: [{ ...a, id: a.id.toUpperCase() }] } });
+      const upper = await callKeyService(ks.service, 'POST', '/v1/usage', { body: { events: [{ ...a, id: a.id.toUpperCase() }] } });
       assert.deepEqual(upper.body, { accepted: 0, duplicates: 1 });
     });
 
     it('counts toward the event organization only and records lastUsedAt', async () => {
-      await callKeyService(service, 'POST', '/v1/usage', {
+      await callKeyService(ks.service, 'POST', '/v1/usage', {
         body: { events: [usageEvent('org_starter', 'key_LOCALSTARTER00000000000005')] },
       });
       assert.equal(await used(LOCAL_KEYS.starter), 121);
       assert.equal(await used(), 48_210);
-      const key = (await verifyCall(service, keyHashOf(LOCAL_KEYS.starter))).body.key;
+      const key = (await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.starter))).body.key;
       assert.equal(key.lastUsedAt, '2026-11-21T11:00:00.000Z');
     });
 
@@ -144,12 +124,12 @@ describe('local key service: verify, usage and the service token', () => {
         {},
       ];
       for (const body of bad) {
-        const answer = await callKeyService(service, 'POST', '/v1/usage', { body });
+        const answer = await callKeyService(ks.service, 'POST', '/v1/usage', { body });
         assert.deepEqual([answer.status, answer.body], [400, { error: 'invalid_request' }]);
       }
       assert.equal(await used(), 48_210);
       // Nothing of the refused calls was remembered either: the valid event still counts.
-      assert.deepEqual((await callKeyService(service, 'POST', '/v1/usage', { body: { events: [valid] } })).body, {
+      assert.deepEqual((await callKeyService(ks.service, 'POST', '/v1/usage', { body: { events: [valid] } })).body, {
         accepted: 1,
         duplicates: 0,
       });
@@ -157,24 +137,23 @@ describe('local key service: verify, usage and the service token', () => {
 
     it('accepts 1000 events in one call', async () => {
       const events = Array.from({ length: 1000 }, () => usageEvent());
-      const answer = await callKeyService(service, 'POST', '/v1/usage', { body: { events } });
+      const answer = await callKeyService(ks.service, 'POST', '/v1/usage', { body: { events } });
       assert.deepEqual(answer.body, { accepted: 1000, duplicates: 0 });
     });
 
     it('keeps counts and known event ids across a restart', async () => {
       const event = usageEvent();
-      await callKeyService(service, 'POST', '/v1/usage', { body: { events: [event] } });
-      await service.close();
-      service = await startLocalKeyService({ dataDir: dir.path, now: clock.now, announce: false });
+      await callKeyService(ks.service, 'POST', '/v1/usage', { body: { events: [event] } });
+      await ks.restart();
       assert.equal(await used(), 48_211);
-      const again = await callKeyService(service, 'POST', '/v1/usage', { body: { events: [event] } });
+      const again = await callKeyService(ks.service, 'POST', '/v1/usage', { body: { events: [event] } });
       assert.deepEqual(again.body, { accepted: 0, duplicates: 1 });
     });
 
     it('starts a new period each calendar month (UTC) from the organization baseline', async () => {
-      await callKeyService(service, 'POST', '/v1/usage', { body: { events: [usageEvent()] } });
-      clock.set('2026-12-01T00:00:00.000Z');
-      const organization = (await verifyCall(service, keyHashOf(LOCAL_KEYS.demo))).body.organization;
+      await callKeyService(ks.service, 'POST', '/v1/usage', { body: { events: [usageEvent()] } });
+      ks.clock.set('2026-12-01T00:00:00.000Z');
+      const organization = (await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.demo))).body.organization;
       assert.deepEqual(organization.usage, {
         periodStart: '2026-12-01T00:00:00.000Z',
         periodEnd: '2027-01-01T00:00:00.000Z',
@@ -186,19 +165,19 @@ describe('local key service: verify, usage and the service token', () => {
 
   describe('the data directory', () => {
     it('refuses a second service on the same data directory', async () => {
-      await assert.rejects(startLocalKeyService({ dataDir: dir.path, announce: false }), (err: unknown) => {
+      await assert.rejects(startLocalKeyService({ dataDir: ks.dir.path, announce: false }), (err: unknown) => {
         return err instanceof DataDirBusy && /another local key service/.test(err.message);
       });
     });
 
     it('refuses a data file it cannot read, saying which file', async () => {
-      await service.close();
-      await writeFile(service.dataFile, '{"version": 1, "organizations": "nope"}');
-      await assert.rejects(startLocalKeyService({ dataDir: dir.path, announce: false }), (err: unknown) => {
-        return err instanceof DataFileInvalid && err.message.includes(join(dir.path, 'key-service.json'));
+      await ks.service.close();
+      await writeFile(ks.service.dataFile, '{"version": 1, "organizations": "nope"}');
+      await assert.rejects(startLocalKeyService({ dataDir: ks.dir.path, announce: false }), (err: unknown) => {
+        return err instanceof DataFileInvalid && err.message.includes(join(ks.dir.path, 'key-service.json'));
       });
       // afterEach closes a running service: give it one on a fresh sub-directory.
-      service = await startLocalKeyService({ dataDir: join(dir.path, 'fresh'), announce: false });
+      ks.service = await startLocalKeyService({ dataDir: join(ks.dir.path, 'fresh'), announce: false });
     });
   });
 });

@@ -1,3 +1,7 @@
+import nock from 'nock';
+import { startLocalKeyService, type LocalKeyService } from '../../src/local/localKeyService.js';
+import { mutableClock, type MutableClock } from '../support/mutableClock.js';
+import { tempDir } from '../support/tempDir.js';
 import type { Key, Organization } from '../../src/local/keyStore.js';
 
 /** Raw HTTP calls to a (local) key service, answering status and parsed body. */
@@ -66,4 +70,62 @@ export function verifyCall(
   keyHash: unknown,
 ): Promise<RawAnswer<{ key: Key; organization: Organization; error?: string }>> {
   return callKeyService(service, 'POST', '/v1/keys/verify', { body: { keyHash } });
+}
+
+/**
+ * A local key service per test over a fresh data directory, with a clock the test
+ * moves: the hooks every local key-service suite needs (network limited to loopback,
+ * start before each test, close and clean up after it). A test may replace `service`
+ * (afterEach closes whichever runs then) or call `restart()`.
+ */
+type TempDir = Awaited<ReturnType<typeof tempDir>>;
+
+export class LocalKeyServiceFixture {
+  readonly clock: MutableClock;
+  service!: LocalKeyService;
+  dir!: TempDir;
+
+  constructor(
+    private readonly dirPrefix: string,
+    private readonly start: string,
+    private readonly pingIntervalMs?: number,
+  ) {
+    this.clock = mutableClock(start);
+  }
+
+  /** Closes the running service and starts it again over the same data directory. */
+  async restart(): Promise<void> {
+    await this.service.close();
+    this.service = await this.startService();
+  }
+
+  startService(): Promise<LocalKeyService> {
+    return startLocalKeyService({
+      dataDir: this.dir.path,
+      now: this.clock.now,
+      announce: false,
+      ...(this.pingIntervalMs === undefined ? {} : { pingIntervalMs: this.pingIntervalMs }),
+    });
+  }
+
+  /** Registers the suite's hooks; call once at the top of a describe(). */
+  useHooks(): this {
+    before(() => {
+      nock.disableNetConnect();
+      nock.enableNetConnect('127.0.0.1');
+    });
+    after(() => {
+      nock.enableNetConnect();
+    });
+    beforeEach(async () => {
+      this.clock.set(this.start);
+      this.dir = await tempDir(this.dirPrefix);
+      this.service = await this.startService();
+    });
+    afterEach(async () => {
+      await this.service.close();
+      await this.dir.remove();
+    });
+    return this;
+  }
 }
