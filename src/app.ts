@@ -1,17 +1,13 @@
 import Router from '@koa/router';
 import Koa from 'koa';
-import compose from 'koa-compose';
 import type { AppState } from './appState.js';
-import { authenticate } from './auth/authenticate.js';
-import { assignRequestId } from './http/requestId.js';
-import { logRequests } from './http/logRequests.js';
+import { authenticateRequest } from './auth/authenticate.js';
+import { observeRequests } from './http/observeRequests.js';
 import { addOperationalRoutes } from './http/operationalRoutes.js';
 import { alwaysReady } from './http/readiness.js';
-import { respondWithErrors } from './http/respondWithErrors.js';
 import { unmatchedPaths } from './http/unmatchedPaths.js';
-import { limitRequests } from './limits/limitRequests.js';
+import { takeFromLimit } from './limits/limitRequests.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
-import { recordRequests } from './metrics/recordRequests.js';
 import { aiVisibilityRoute } from './routes/aiVisibilityRoute.js';
 import { auditIssuesRoute } from './routes/auditIssuesRoute.js';
 import { handleRoute } from './routes/handleRoute.js';
@@ -19,23 +15,23 @@ import { keywordsRoute } from './routes/keywordsRoute.js';
 import type { PublicRoute } from './routes/publicRoute.js';
 import { rankingsRoute } from './routes/rankingsRoute.js';
 import type { Services } from './services.js';
-import { meterUsage } from './usage/meterUsage.js';
 
 /**
  * The whole request path, top to bottom:
- * request id → request log → request metrics → error envelope → router (404/405 before auth;
- *   openapi, docs, metrics, readyz need no key)
- *   → authenticate → request limit → usage meter → route (cache → platform → mapper).
+ * observe (request id; error envelope; metrics and log line once answered)
+ * → router (404/405 before auth; openapi, docs, metrics, readyz need no key)
+ * → public route: authenticate → request limit → answer (cache → platform → mapper) → count usage.
+ *
+ * The public route's steps are plain calls in one handler rather than Koa layers:
+ * they always run together, in this order, and each layer would cost an async call
+ * and a closure per request on the path every warm call takes (npm run bench).
  */
 export function createApp(services: Services): Koa<AppState> {
   const app = new Koa<AppState>();
-  app.silent = true; // failures are logged once, by respondWithErrors
+  app.silent = true; // failures are logged once, by observeRequests
 
-  app.use(assignRequestId());
-  app.use(logRequests(services.logger));
   const metrics = services.metrics ?? createGatewayMetrics();
-  app.use(recordRequests(metrics));
-  app.use(respondWithErrors(services.logger));
+  app.use(observeRequests(services.logger, metrics));
 
   const router = new Router<AppState>();
   router.get('/healthz', (ctx) => {
@@ -47,21 +43,18 @@ export function createApp(services: Services): Koa<AppState> {
     readiness: services.readiness ?? alwaysReady(),
   });
 
-  const guard = compose<Koa.ParameterizedContext<AppState>>([
-    authenticate(services.authenticator),
-    limitRequests(services.limiter, metrics.limiterDecision),
-    meterUsage(services.usage),
-  ]);
+  const { authenticator, limiter, usage } = services;
   const publicRoute = <P extends Record<string, string | number>>(route: PublicRoute<P>) => {
-    router.get(
-      route.path,
-      async (ctx, next) => {
-        ctx.state.route = route.path;
-        await next();
-      },
-      guard,
-      handleRoute(route, { ...services, metrics }),
-    );
+    const answer = handleRoute(route, { ...services, metrics });
+    router.get(route.path, async (ctx) => {
+      ctx.state.route = route.path;
+      const principal = await authenticateRequest(ctx, authenticator);
+      ctx.state.principal = principal;
+      await takeFromLimit(ctx, limiter, principal, metrics.limiterDecision);
+      await answer(ctx, principal);
+      // Every successful answer (200, or 304 for an unchanged one) counts once; failures never do.
+      if (ctx.status === 200 || ctx.status === 304) usage.record(principal, route.path);
+    });
     return route.path;
   };
   const publicPaths = [

@@ -1,5 +1,5 @@
-import { pino } from 'pino';
 import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
 import { startGateway } from './gateway.js';
 import { DataDirBusy } from './local/dataDirFiles.js';
 import { installShutdown } from './lifecycle/shutdown.js';
@@ -17,7 +17,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger(config.logLevel);
   let gateway;
   try {
     gateway = await startGateway(config, logger);

@@ -12,9 +12,11 @@ export function presentedKeyText(credentials: PresentedCredentials): string {
   // header also carries a key, so the caller learns to stop and to rotate it.
   if (credentials.keyLikeQueryParameters.length > 0) throw authFailure('key_in_query');
 
-  const presented = new Set([...bearerTokens(credentials), ...apiKeyHeaderValues(credentials.apiKeyHeader)]);
-  if (presented.size > 1) throw authFailure('conflicting_credentials');
-  const [only] = presented;
+  let only: string | undefined;
+  for (const token of [...bearerTokens(credentials), ...apiKeyHeaderValues(credentials.apiKeyHeader)]) {
+    if (only === undefined) only = token;
+    else if (token !== only) throw authFailure('conflicting_credentials');
+  }
   if (only === undefined) throw authFailure('missing_key');
   return only;
 }
@@ -36,9 +38,13 @@ function bearerTokens(credentials: PresentedCredentials): string[] {
 
 /** Repeated X-API-Key lines arrive joined by ", " (or as an array); a key never holds a comma. */
 function apiKeyHeaderValues(header: string | readonly string[] | undefined): string[] {
-  const lines = header === undefined ? [] : typeof header === 'string' ? [header] : header;
-  return lines
-    .flatMap((line) => line.split(','))
-    .map((value) => value.trim())
-    .filter((value) => value !== '');
+  const values: string[] = [];
+  if (header === undefined) return values;
+  for (const line of typeof header === 'string' ? [header] : header) {
+    for (const part of line.split(',')) {
+      const value = part.trim();
+      if (value !== '') values.push(value);
+    }
+  }
+  return values;
 }

@@ -40,10 +40,17 @@ export function toBase62(value: number, width: number): string {
   return digits.padStart(width, '0');
 }
 
-/** One encoder for every call: keyChecksum runs on every request. */
-const UTF8 = new TextEncoder();
-
-/** The 6 checksum characters for the 32 random characters of a key (ASCII by construction). */
+/**
+ * The 6 checksum characters for the 32 random characters of a key. The callers pass
+ * base62 text only (the key's form is checked first), whose UTF-8 bytes are its char
+ * codes: the CRC runs over those directly, with no byte array per request.
+ */
 export function keyChecksum(randomPart: string): string {
-  return toBase62(crc32(UTF8.encode(randomPart)), CHECKSUM_LENGTH);
+  let crc = 0xffffffff;
+  for (let i = 0; i < randomPart.length; i++) {
+    const code = randomPart.charCodeAt(i);
+    if (code > 0x7f) throw new RangeError('keyChecksum takes ASCII text only');
+    crc = (CRC32_TABLE[(crc ^ code) & 0xff] as number) ^ (crc >>> 8);
+  }
+  return toBase62((crc ^ 0xffffffff) >>> 0, CHECKSUM_LENGTH);
 }

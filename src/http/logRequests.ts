@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 
@@ -11,28 +11,22 @@ const MAX_LOGGED_PATH = 256;
  * only its prefix. The query string (which may hold a misplaced key) is left out, and
  * a path segment that looks like a key is replaced before it is logged.
  */
-export function logRequests(logger: Logger): Middleware<AppState> {
-  return async (ctx, next) => {
-    const started = performance.now();
-    try {
-      await next();
-    } finally {
-      const principal = ctx.state.principal;
-      logger.info(
-        {
-          requestId: ctx.state.requestId,
-          method: ctx.method,
-          route: ctx.state.route ?? null,
-          path: loggablePath(ctx.path),
-          status: ctx.status,
-          durationMs: Math.round((performance.now() - started) * 100) / 100,
-          organizationId: principal?.organizationId ?? null,
-          keyPrefix: principal?.keyPrefix ?? null,
-        },
-        'request',
-      );
-    }
-  };
+export function logRequest(logger: Logger, ctx: ParameterizedContext<AppState>, durationMs: number): void {
+  if (!logger.isLevelEnabled('info')) return;
+  const principal = ctx.state.principal;
+  logger.info(
+    {
+      requestId: ctx.state.requestId,
+      method: ctx.method,
+      route: ctx.state.route ?? null,
+      path: loggablePath(ctx.path),
+      status: ctx.status,
+      durationMs: Math.round(durationMs * 100) / 100,
+      organizationId: principal?.organizationId ?? null,
+      keyPrefix: principal?.keyPrefix ?? null,
+    },
+    'request',
+  );
 }
 
 /** The request path with key-like segments (`atl_…`, however encoded) redacted, and bounded. */

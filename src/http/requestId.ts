@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Middleware } from 'koa';
+import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../appState.js';
 
 /** A caller's id is kept only when it is short and plain, so it is safe in logs and headers. */
@@ -10,11 +10,9 @@ export function isWellFormedRequestId(value: string | undefined): value is strin
 }
 
 /** Every answer carries X-Request-Id: the caller's, if well formed, else a new UUID. */
-export function assignRequestId(): Middleware<AppState> {
-  return async (ctx, next) => {
-    const given = ctx.get('X-Request-Id');
-    ctx.state.requestId = isWellFormedRequestId(given) ? given : randomUUID();
-    ctx.set('X-Request-Id', ctx.state.requestId);
-    await next();
-  };
+export function assignRequestId(ctx: ParameterizedContext<AppState>): void {
+  const given = ctx.req.headers['x-request-id'];
+  const requestId = typeof given === 'string' && isWellFormedRequestId(given) ? given : randomUUID();
+  ctx.state.requestId = requestId;
+  ctx.res.setHeader('X-Request-Id', requestId);
 }

@@ -1,4 +1,4 @@
-import type { Middleware } from 'koa';
+import type { ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 import { failureBody } from '../envelope.js';
@@ -8,24 +8,15 @@ import { ApiError, toApiError } from '../errors.js';
  * The one place a failure becomes a response: the envelope with `data: null`, the
  * code's status, and the headers the failure carries. 5xx details stay in the log.
  */
-export function respondWithErrors(logger: Logger): Middleware<AppState> {
-  return async (ctx, next) => {
-    try {
-      await next();
-    } catch (err: unknown) {
-      const apiError = toApiError(fromKoaError(err));
-      if (apiError.status >= 500) {
-        logger.error(
-          { err: apiError.cause ?? apiError, requestId: ctx.state.requestId, route: ctx.state.route },
-          'request failed',
-        );
-      }
-      ctx.status = apiError.status;
-      for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
-      ctx.type = 'application/json';
-      ctx.body = failureBody(apiError, ctx.state.requestId);
-    }
-  };
+export function respondWithError(ctx: ParameterizedContext<AppState>, err: unknown, logger: Logger): void {
+  const apiError = toApiError(fromKoaError(err));
+  if (apiError.status >= 500) {
+    logger.error({ err: apiError.cause ?? apiError, requestId: ctx.state.requestId, route: ctx.state.route }, 'request failed');
+  }
+  ctx.status = apiError.status;
+  for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
+  ctx.type = 'application/json';
+  ctx.body = failureBody(apiError, ctx.state.requestId);
 }
 
 /** Koa's own client errors (http-errors with expose) are the caller's fault: 400, not 500. */

@@ -109,6 +109,13 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     registers,
   });
 
+  /**
+   * Label children per (route, method, status), looked up once: prom-client hashes the
+   * label object on every inc/observe otherwise, on every request. Bounded: routes are
+   * patterns, Node's parser knows a fixed set of methods, statuses are few.
+   */
+  const httpChildren = new Map<string, { count: { inc(): void }; time: { observe(value: number): void } }>();
+
   let limiterAvailable = true;
   let readLimiterAvailable: (() => boolean) | undefined;
   new Gauge({
@@ -143,8 +150,15 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   return {
     registry,
     httpRequest(route, method, status, seconds) {
-      httpRequests.inc({ route, method, status: String(status) });
-      httpSeconds.observe({ route, status: String(status) }, seconds);
+      const key = `${route} ${method} ${status}`;
+      let children = httpChildren.get(key);
+      if (children === undefined) {
+        const statusText = String(status);
+        children = { count: httpRequests.labels(route, method, statusText), time: httpSeconds.labels(route, statusText) };
+        httpChildren.set(key, children);
+      }
+      children.count.inc();
+      children.time.observe(seconds);
     },
     platformCall(operation, seconds, outcome) {
       platformSeconds.observe({ operation, outcome }, seconds);

@@ -1,9 +1,16 @@
-import type { Middleware } from 'koa';
+import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../appState.js';
+import type { Principal } from '../auth/principal.js';
 import { cacheControlField, cacheStatusField, matchesIfNoneMatch } from '../cache/cacheFields.js';
 import { ApiError, UpstreamError } from '../errors.js';
 import type { Services } from '../services.js';
 import type { PublicRoute } from './publicRoute.js';
+
+/** The answer depends on the organization behind the key, whichever header carried it. */
+const VARY = 'Authorization, X-API-Key';
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export type AnswerRoute = (ctx: ParameterizedContext<AppState>, principal: Principal) => Promise<void>;
 
 /**
  * parse → cache (scoped to the caller's organization) → load → send. Routes stay
@@ -12,33 +19,32 @@ import type { PublicRoute } from './publicRoute.js';
 export function handleRoute<P extends Record<string, string | number>>(
   route: PublicRoute<P>,
   services: Pick<Services, 'cache' | 'platform' | 'now' | 'metrics'>,
-): Middleware<AppState> {
-  return async (ctx) => {
-    const principal = ctx.state.principal;
-    if (!principal) throw new ApiError('INTERNAL', 'An internal error occurred.');
+): AnswerRoute {
+  const { cache, platform, metrics } = services;
+  const ttlSeconds = cache.ttlSeconds;
+  const cacheControl = cacheControlField(ttlSeconds);
+  return async (ctx, principal) => {
     const params = route.parse(ctx.query, services.now());
     const organizationId = principal.organizationId;
     // The organization leads the key: no two organizations can ever share an entry.
     const key = `${organizationId}\u0000${route.path}\u0000${JSON.stringify(params)}`;
-    const result = await services.cache.get(key, () =>
-      route.load({ platform: services.platform, organizationId }, params).catch(asPlatformFailure),
-    );
-    services.metrics?.cacheLookup(result.status);
+    const result = await cache.get(key, () => route.load({ platform, organizationId }, params).catch(asPlatformFailure));
+    metrics?.cacheLookup(result.status);
     const { answer } = result;
-    const ttlSeconds = services.cache.ttlSeconds;
-    ctx.set('ETag', answer.etag);
-    ctx.set('Cache-Control', cacheControlField(ttlSeconds));
-    // The answer depends on the organization behind the key, whichever header carried it.
-    ctx.vary(['Authorization', 'X-API-Key']);
-    ctx.set('Cache-Status', cacheStatusField(result, ttlSeconds));
-    if (ttlSeconds > 0 && result.status !== 'miss') ctx.set('Age', String(result.ageSeconds ?? 0));
-    if (matchesIfNoneMatch(ctx.get('If-None-Match') || undefined, answer.etag)) {
+    const res = ctx.res;
+    res.setHeader('ETag', answer.etag);
+    res.setHeader('Cache-Control', cacheControl);
+    res.setHeader('Vary', VARY);
+    res.setHeader('Cache-Status', cacheStatusField(result, ttlSeconds));
+    if (ttlSeconds > 0 && result.status !== 'miss') res.setHeader('Age', String(result.ageSeconds ?? 0));
+    const ifNoneMatch = ctx.req.headers['if-none-match'];
+    if (ifNoneMatch !== undefined && matchesIfNoneMatch(ifNoneMatch, answer.etag)) {
       // Unchanged: the caller's copy stands. Still a successful call, so still counted.
       ctx.status = 304;
       return;
     }
     ctx.status = 200;
-    ctx.type = 'application/json';
+    res.setHeader('Content-Type', JSON_TYPE);
     ctx.body = answer.body;
   };
 }

@@ -1,5 +1,5 @@
-import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
 import { startGateway } from '../../src/gateway.js';
 import { installShutdown } from '../../src/lifecycle/shutdown.js';
 import { answerMemory, isParentMessage, reportFailure, type GatewayReady } from './childMessages.js';
@@ -13,7 +13,7 @@ import { answerMemory, isParentMessage, reportFailure, type GatewayReady } from 
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = pino({ level: config.logLevel });
+  const logger = createLogger(config.logLevel);
   const gateway = await startGateway(config, logger);
   const shutdown = installShutdown({ server: gateway.server, closers: gateway.closers, logger });
   process.on('message', (message: unknown) => {

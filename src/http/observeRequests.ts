@@ -1,0 +1,29 @@
+import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
+import type { AppState } from '../appState.js';
+import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
+import { routeLabel } from '../metrics/recordRequests.js';
+import { logRequest } from './logRequests.js';
+import { assignRequestId } from './requestId.js';
+import { respondWithError } from './respondWithErrors.js';
+
+/**
+ * The outermost step, around everything else: give the request its id; turn any
+ * failure into the error envelope; then, whatever happened, count and time it and
+ * write its log line. One middleware rather than four: each Koa layer costs an async
+ * call per request, and these four always run together, in this order.
+ */
+export function observeRequests(logger: Logger, metrics: GatewayMetrics): Middleware<AppState> {
+  return async (ctx, next) => {
+    const started = performance.now();
+    assignRequestId(ctx);
+    try {
+      await next();
+    } catch (err: unknown) {
+      respondWithError(ctx, err, logger);
+    }
+    const ms = performance.now() - started;
+    metrics.httpRequest(routeLabel(ctx), ctx.method, ctx.status, ms / 1000);
+    logRequest(logger, ctx, ms);
+  };
+}
