@@ -3,7 +3,8 @@ import type { Logger } from 'pino';
 import { BottleneckPromise } from './bottleneckPromise.js';
 import { fixedWindowAt } from './fixedWindow.js';
 import { limiterUnavailable } from './limiterUnavailable.js';
-import { createLocalWindowCounts } from './localWindowCounts.js';
+import { createLocalWindowCounts, type LocalWindowCounts } from './localWindowCounts.js';
+import { createRedisLeases, type LeaseVerdict } from './redisLeases.js';
 import type { RedisStore } from './redisStore.js';
 import type { LimitDecision, RequestLimiter } from './requestLimiter.js';
 
@@ -41,20 +42,21 @@ const CLOCK_SKEW_MARGIN_MS = 10_000;
  *
  * Shape: a fixed window of `requests` per `windowSeconds`. Each (organization,
  * window) pair is one key of a bottleneck Group whose reservoir starts at
- * `requests`. A request takes one unit with incrementReservoir(-1), a single atomic
- * Lua call in Redis mode, and reads the verdict from what is left: it never waits in
- * bottleneck's queue (schedule() would hold the request until the next window, and
- * between instances its submit/register steps can leave a job queued). Keying by
- * window rather than using reservoirRefreshInterval makes the reset time exact and
- * the same on every instance, and avoids increment_reservoir's refresh running after
- * the decrement (which would let one request per window through uncounted).
+ * `requests`, taken from with incrementReservoir (a single atomic Lua call in Redis
+ * mode); the verdict is read from what is left. It never waits in bottleneck's queue
+ * (schedule() would hold the request until the next window, and between instances its
+ * submit/register steps can leave a job queued). Keying by window rather than using
+ * reservoirRefreshInterval makes the reset time exact and the same on every instance,
+ * and avoids increment_reservoir's refresh running after the decrement (which would
+ * let one request per window through uncounted).
  *
  * With REDIS_URL the Group uses bottleneck's ioredis datastore, so every instance on
- * that Redis draws from the same reservoir: together they let exactly `requests`
- * through per window. When Redis cannot answer within the deadline, the request is
- * denied with 503 and never passes unlimited. Without REDIS_URL the same keys are
- * counted in this process by localWindowCounts (bottleneck's local datastore waits a
- * timer turn on every call).
+ * that Redis draws from the same reservoir: together they let at most `requests`
+ * through per window. An instance takes its units in leases of several at once
+ * (redisLeases), so most requests need no Redis call. When Redis cannot answer
+ * within the deadline, the request is denied with 503 and never passes unlimited.
+ * Without REDIS_URL the same keys are counted in this process by localWindowCounts
+ * (bottleneck's local datastore waits a timer turn on every call).
  */
 export async function createRequestLimiter(options: RequestLimiterOptions): Promise<ManagedRequestLimiter> {
   const { requests, windowSeconds, logger } = options;
@@ -65,8 +67,6 @@ export async function createRequestLimiter(options: RequestLimiterOptions): Prom
   // ioredis is loaded only when there is a Redis to talk to: it costs ~10 MB of memory.
   const store: RedisStore | null =
     options.redisUrl === null ? null : (await import('./redisStore.js')).connectRedisStore(options.redisUrl, logger);
-  // Without Redis the counts stay in this process, taken synchronously (see localWindowCounts).
-  const local = store === null ? createLocalWindowCounts(requests, windowMs + CLOCK_SKEW_MARGIN_MS) : null;
   let closed = false;
 
   const group = new Bottleneck.Group({
@@ -87,6 +87,13 @@ export async function createRequestLimiter(options: RequestLimiterOptions): Prom
     limiter.ready().catch(() => forgetLimiter(group, key, limiter));
   });
 
+  // With Redis the units come in leases; without it the counts stay in this process,
+  // taken synchronously (see localWindowCounts).
+  const counts: WindowVerdicts =
+    store === null
+      ? localVerdicts(createLocalWindowCounts(requests, windowMs + CLOCK_SKEW_MARGIN_MS))
+      : createRedisLeases({ reserve: (key, units) => group.key(key).incrementReservoir(-units), deadlineMs });
+
   return {
     async take(organizationId: string): Promise<LimitDecision> {
       const nowMs = now().getTime();
@@ -95,21 +102,20 @@ export async function createRequestLimiter(options: RequestLimiterOptions): Prom
         throw limiterUnavailable(policy, new Error(closed ? 'limiter closed' : 'redis not connected'));
       }
       const key = `${organizationId}:${window.index}`;
-      let left: number;
+      let decided: LeaseVerdict;
       try {
-        left = local !== null ? local.take(key, nowMs) : await withinDeadline(group.key(key).incrementReservoir(-1), deadlineMs);
+        const pending = counts.take(key, window.index, nowMs);
+        // Most verdicts are known at once (local counts, a unit left in the lease): no extra await for them.
+        decided = pending instanceof Promise ? await pending : pending;
       } catch (err: unknown) {
         // Debug only: the 503 itself is logged with this cause, and the store logs the outage once.
         logger.debug({ err, organizationId }, 'request limit could not be checked: denying with 503');
         throw limiterUnavailable(policy, err);
       }
-      if (typeof left !== 'number' || !Number.isFinite(left)) {
-        throw limiterUnavailable(policy, new Error(`unexpected reservoir ${String(left)}`));
-      }
       return {
-        allowed: left >= 0,
+        allowed: decided.allowed,
         limit: requests,
-        remaining: Math.max(0, left),
+        remaining: decided.remaining,
         resetSeconds: window.resetSeconds,
         windowSeconds,
       };
@@ -118,10 +124,26 @@ export async function createRequestLimiter(options: RequestLimiterOptions): Prom
     async close() {
       if (closed) return;
       closed = true;
-      local?.clear();
+      counts.clear();
       if (store) await store.close();
       else await Promise.all(group.keys().map((key) => group.deleteKey(key)));
     },
+  };
+}
+
+/** Where a verdict comes from: Redis leases or this process's counts. */
+interface WindowVerdicts {
+  take(key: string, windowIndex: number, nowMs: number): LeaseVerdict | Promise<LeaseVerdict>;
+  clear(): void;
+}
+
+function localVerdicts(local: LocalWindowCounts): WindowVerdicts {
+  return {
+    take(key, _windowIndex, nowMs) {
+      const left = local.take(key, nowMs);
+      return { allowed: left >= 0, remaining: Math.max(0, left) };
+    },
+    clear: () => local.clear(),
   };
 }
 
@@ -133,14 +155,4 @@ export async function createRequestLimiter(options: RequestLimiterOptions): Prom
 function forgetLimiter(group: Bottleneck.Group, key: string, limiter: Bottleneck): void {
   const instances = (group as unknown as { instances?: Record<string, Bottleneck | undefined> }).instances;
   if (instances && instances[key] === limiter) delete instances[key];
-}
-
-/** The call's answer, or a rejection once `ms` passed; the late answer is ignored. */
-function withinDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`redis gave no answer within ${ms} ms`)), ms);
-  });
-  promise.catch(() => undefined); // a late failure is not an unhandled rejection
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
 }

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
+import Bottleneck from 'bottleneck';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createRequestLimiter, type ManagedRequestLimiter } from '../../src/limits/createRequestLimiter.js';
+import { MAX_LEASE } from '../../src/limits/redisLeases.js';
+import type { LimitDecision } from '../../src/limits/requestLimiter.js';
 import { ApiError } from '../../src/errors.js';
 import { fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
@@ -38,6 +41,10 @@ describe('request limit on Redis (many instances)', function () {
     }
   };
 
+  /** Units asked for by each incrementReservoir call (the lease calls), from every limiter. */
+  const leaseCalls: number[] = [];
+  const incrementReservoir = Bottleneck.prototype.incrementReservoir;
+
   // An unhandled rejection ends a gateway process; none may come out of these failures.
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
@@ -46,13 +53,19 @@ describe('request limit on Redis (many instances)', function () {
     skipWithoutRedis(this);
     redis = await startRedisServer();
     process.on('unhandledRejection', onUnhandled);
+    Bottleneck.prototype.incrementReservoir = function (this: Bottleneck, incrementBy: number) {
+      leaseCalls.push(-incrementBy);
+      return incrementReservoir.call(this, incrementBy);
+    };
   });
   after(async () => {
+    Bottleneck.prototype.incrementReservoir = incrementReservoir;
     process.off('unhandledRejection', onUnhandled);
     await redis?.stop();
   });
   beforeEach(() => {
     clock = WINDOW_START + 15_000;
+    leaseCalls.length = 0;
   });
   afterEach(async () => {
     await Promise.all(limiters.splice(0).map((limiter) => limiter.close()));
@@ -112,6 +125,85 @@ describe('request limit on Redis (many instances)', function () {
     assert.deepEqual(fresh, { allowed: true, limit: 2, remaining: 1, resetSeconds: 60, windowSeconds: 60 });
   });
 
+  it('never lets more than the allowance through between two instances under concurrent load', async () => {
+    const first = await newLimiter(100);
+    const second = await newLimiter(100);
+    await Promise.all([connected(first), connected(second)]);
+    const takeSplit = (organizationId: string, count: number) =>
+      Promise.all(Array.from({ length: count }, (_, i) => (i % 2 === 0 ? first : second).take(organizationId)));
+    // All at once (leases sized by the waiting requests), and in rounds of one request
+    // per instance (leases sized by what is left, shrinking to single units near the end).
+    const atOnce = await takeSplit('org_a', 300);
+    const inRounds: LimitDecision[] = [];
+    for (let round = 0; round < 150; round++) inRounds.push(...(await takeSplit('org_b', 2)));
+    for (const decisions of [atOnce, inRounds]) {
+      const allowed = decisions.filter((decision) => decision.allowed).length;
+      assert.ok(allowed <= 100, `${allowed} allowed`);
+      // Only units left unused in a lease go unserved: with ≤ 100 left, at most 100/32 = 3
+      // per instance beyond the requests that waited for them (2 instances × 3).
+      assert.ok(allowed >= 100 - 2 * 3, `${allowed} allowed`);
+    }
+    assert.deepEqual(leaseCalls.slice(-3), [1, 1, 1], 'near the end leases are single units');
+    const spent = { allowed: false, limit: 100, remaining: 0, resetSeconds: 45, windowSeconds: 60 };
+    assert.deepEqual(await first.take('org_a'), spent);
+    assert.deepEqual(await second.take('org_b'), spent);
+  });
+
+  it('takes a large allowance from Redis in leases: far fewer calls than requests', async () => {
+    const first = await newLimiter(100_000);
+    const second = await newLimiter(100_000);
+    await Promise.all([connected(first), connected(second)]);
+    for (let round = 0; round < 20; round++) {
+      const decisions = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => (i % 2 === 0 ? first : second).take('org_a')),
+      );
+      assert.ok(decisions.every((decision) => decision.allowed));
+    }
+    // 1000 requests per instance: one first lease, then leases of 64.
+    const mostCalls = 2 * (1 + Math.ceil(999 / MAX_LEASE));
+    assert.ok(leaseCalls.length <= mostCalls, `${leaseCalls.length} Redis calls for 2000 requests`);
+    // The units really came from the shared reservoir: a third instance sees them gone.
+    const third = await newLimiter(100_000);
+    await connected(third);
+    const seen = await third.take('org_a');
+    assert.ok(seen.remaining <= 100_000 - 2000 - 1, `remaining ${seen.remaining}`);
+  });
+
+  it('serves the first requests of a window, arriving together, from a single lease call', async () => {
+    const limiter = await newLimiter(1000);
+    await connected(limiter);
+    const decisions = await Promise.all(Array.from({ length: 20 }, () => limiter.take('org_a')));
+    assert.deepEqual(leaseCalls, [20]);
+    assert.deepEqual(
+      decisions.map((decision) => decision.remaining).sort((a, b) => b - a),
+      Array.from({ length: 20 }, (_, i) => 999 - i),
+    );
+  });
+
+  it('drops the lease when the window turns and starts the new window with a fresh one', async () => {
+    const limiter = await newLimiter(1000);
+    await connected(limiter);
+    assert.equal((await limiter.take('org_a')).remaining, 999);
+    assert.equal((await limiter.take('org_a')).remaining, 998);
+    assert.deepEqual(leaseCalls, [1, 31]); // 999/32: 30 units are left in the lease
+    clock = WINDOW_START + 60_000;
+    const fresh = await limiter.take('org_a');
+    assert.deepEqual(fresh, { allowed: true, limit: 1000, remaining: 999, resetSeconds: 60, windowSeconds: 60 });
+    assert.deepEqual(leaseCalls, [1, 31, 1]);
+  });
+
+  it('answers 503 while Redis is down even when the lease still holds units', async () => {
+    const limiter = await newLimiter(1000);
+    await connected(limiter);
+    await limiter.take('org_a');
+    await limiter.take('org_a'); // leases 31 units, 30 of them left
+    await redis.kill();
+    await eventually(async () => assert.equal(limiter.available(), false), 5000);
+    await assert.rejects(limiter.take('org_a'), (err: unknown) => err instanceof ApiError && err.status === 503);
+    await redis.restart();
+    await eventually(() => limiter.take('org_a'), 5000);
+  });
+
   it('answers 503 fast, never unlimited, while Redis is down, and recovers within 5 s of its return', async () => {
     const limiter = await newLimiter(100);
     await connected(limiter);
@@ -157,6 +249,13 @@ describe('request limit on Redis (many instances)', function () {
     await connected(limiter);
     assert.equal((await limiter.take('org_a')).remaining, 9);
     redis.pause();
+    // Requests waiting together share one lease call, and all get 503 when it stalls.
+    const callsBefore = leaseCalls.length;
+    const started = performance.now();
+    const waiting = await Promise.allSettled(Array.from({ length: 5 }, () => limiter.take('org_a')));
+    assert.ok(performance.now() - started < FAST_MS, `503 took ${Math.round(performance.now() - started)} ms`);
+    assert.ok(waiting.every((outcome) => outcome.status === 'rejected' && outcome.reason instanceof ApiError));
+    assert.equal(leaseCalls.length, callsBefore + 1);
     // An organization known before the stall, and one whose limiter is set up during it.
     for (const organizationId of ['org_a', 'org_new']) {
       const started = performance.now();
