@@ -19,12 +19,12 @@ export interface BenchChildOptions {
   readonly name: string;
   /** A file name under test/bench/, or an absolute path. */
   readonly module: string;
-  /** 'tsx' (default): node --import tsx, as npm start runs; 'node': plain node, for compiled JS. */
+  /** 'tsx' (default): node --import tsx, for TypeScript modules; 'node': plain node, for esbuild's output (as npm start runs the gateway). */
   readonly runtime?: 'tsx' | 'node';
   readonly args?: readonly string[];
   /** The child's whole environment (nothing is inherited: the shell's variables never leak into a measurement). */
   readonly env: Record<string, string>;
-  /** Extra node flags (e.g. --cpu-prof), before --import tsx. */
+  /** Extra node flags (e.g. --cpu-prof), before --import tsx when there is one. */
   readonly nodeFlags?: readonly string[];
   /** Where the child's stdout goes: a file descriptor, or 'ignore'. */
   readonly stdout: number | 'ignore';

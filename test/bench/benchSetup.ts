@@ -5,14 +5,16 @@ import { KeywordsDocument } from '../../src/generated/graphql.js';
 import { redisServerInstalled, startRedisServer, type RedisServer } from '../support/redisServer.js';
 import { startBenchChild, type BenchChild } from './benchChild.js';
 import type { BareServersReady, GatewayReady, UpstreamsReady } from './childMessages.js';
-import { compileGateway } from './compiledGateway.js';
+import { buildGateway } from './compiledGateway.js';
 import { get } from './httpCalls.js';
 
 /**
  * Everything the bench measures, started on 127.0.0.1 in processes of their own:
- * the local upstreams, four gateways (the production default; the same with quiet
- * logs; one without a cache for cold calls; one with its limiter on a private
- * redis-server), and the two bare servers serving the gateway's own keywords bytes.
+ * the local upstreams, four gateways run as npm start runs them, esbuild's output on
+ * plain node (the production default; the same with quiet logs; one without a cache
+ * for cold calls; one with its limiter on a private redis-server), the production
+ * default through tsx for context, and the two bare servers serving the gateway's own
+ * keywords bytes.
  */
 
 /** The warm call: one URL, requested again and again (a cache hit after the first). */
@@ -32,14 +34,16 @@ export interface BenchSetupOptions {
   readonly profileFlags: readonly string[];
   /** Skip the Redis gateway even when redis-server is installed. */
   readonly withoutRedis: boolean;
-  /** Also run the gateway compiled to JS by tsc, without tsx (the repository root, where to build); null: skip. */
-  readonly compileIn: string | null;
+  /** The repository root: the gateways are built under its bench-results/build (gitignored). */
+  readonly repo: string;
+  /** Skip the production default run through tsx. */
+  readonly withoutTsx: boolean;
   readonly log: (line: string) => void;
 }
 
 export interface BenchSetup {
   readonly upstreams: BenchChild<UpstreamsReady>;
-  /** Production default: cache on (30 s), local limiter, LOG_LEVEL=info. */
+  /** Production default: cache on (30 s), local limiter, LOG_LEVEL=info; esbuild's output on plain node, as npm start runs it. */
   readonly gateway: BenchChild<GatewayReady>;
   /** The same with LOG_LEVEL=warn: what the per-request log line costs. */
   readonly gatewayWarnLogs: BenchChild<GatewayReady>;
@@ -47,8 +51,8 @@ export interface BenchSetup {
   readonly gatewayCold: BenchChild<GatewayReady>;
   /** Limiter on the bench's own redis-server; null when redis-server is missing. */
   readonly gatewayRedis: BenchChild<GatewayReady> | null;
-  /** The production default compiled to JS and run by plain node (no tsx); null when skipped. */
-  readonly gatewayCompiled: BenchChild<GatewayReady> | null;
+  /** The production default run from its TypeScript through tsx (how npm start ran before); null when skipped. */
+  readonly gatewayTsx: BenchChild<GatewayReady> | null;
   readonly bare: BenchChild<BareServersReady>;
   readonly redis: RedisServer | null;
   readonly authHeaders: Record<string, string>;
@@ -74,6 +78,9 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
     return closing;
   };
   try {
+    // First, so a failed build starts nothing.
+    log('building the gateway with esbuild, as npm run build does…');
+    const compiledGateway = await buildGateway(options.repo, join(options.repo, 'bench-results', 'build'));
     const dataDir = join(workDir, 'data');
     mkdirSync(dataDir, { recursive: true });
     log('starting the local platform and key service…');
@@ -110,15 +117,15 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
       LOCAL_DATA_DIR: dataDir,
       ...extra,
     });
-    const startGateway = async (name: string, extra: Record<string, string>, compiledModule?: string) => {
+    const startGateway = async (name: string, extra: Record<string, string>, runtime: 'node' | 'tsx' = 'node') => {
       log(`starting gateway "${name}"…`);
       const logFile = join(workDir, `${name}.log`);
       const fd = openSync(logFile, 'a');
       openFds.push(fd);
       const child = await startBenchChild<GatewayReady>({
         name,
-        module: compiledModule ?? './gatewayProcess.ts',
-        runtime: compiledModule ? 'node' : 'tsx',
+        module: runtime === 'node' ? compiledGateway : './gatewayProcess.ts',
+        runtime,
         env: gatewayEnv(extra),
         stdout: fd,
         nodeFlags: options.profileFlags,
@@ -130,11 +137,7 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
     const warnLogs = await startGateway('gateway-warn-logs', { LOG_LEVEL: 'warn' });
     const cold = await startGateway('gateway-no-cache', { CACHE_TTL_SECONDS: '0' });
     const withRedis = redis ? await startGateway('gateway-redis', { REDIS_URL: redis.url }) : null;
-    let compiled = null;
-    if (options.compileIn !== null) {
-      log('compiling the gateway to JS with tsc (for the run without tsx)…');
-      compiled = await startGateway('gateway-compiled', {}, compileGateway(options.compileIn));
-    }
+    const throughTsx = options.withoutTsx ? null : await startGateway('gateway-tsx', {}, 'tsx');
 
     const authHeaders = { authorization: `Bearer ${upstreams.ready.demoKey}` };
     const first = await get(`${main.child.ready.url}${WARM_PATH}`, authHeaders);
@@ -175,7 +178,7 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
       gatewayWarnLogs: warnLogs.child,
       gatewayCold: cold.child,
       gatewayRedis: withRedis?.child ?? null,
-      gatewayCompiled: compiled?.child ?? null,
+      gatewayTsx: throughTsx?.child ?? null,
       bare,
       redis,
       authHeaders,

@@ -1,30 +1,35 @@
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { build, stop } from 'esbuild';
+import { BUILD_SCRIPT_ENTRY, BUILD_SETTINGS } from './buildSettings.js';
 
 /**
- * The gateway compiled to plain JavaScript by tsc, so the bench can show what running
- * it without tsx would change (npm start runs it through tsx, whose module hooks live
- * in a thread of their own for the life of the process). Written under
- * bench-results/build (gitignored), inside the repository so node_modules resolves.
- * Returns the compiled gatewayProcess.js.
+ * The bench child modules the gateway child needs besides src/: gatewayProcess.ts and
+ * what it imports from test/bench (esbuild transforms file by file without following
+ * imports, so each one is listed; a missing one fails the child's start loudly).
  */
-export function compileGateway(repo: string): string {
-  const buildDir = join(repo, 'bench-results', 'build');
-  rmSync(buildDir, { recursive: true, force: true });
-  mkdirSync(buildDir, { recursive: true });
-  writeFileSync(
-    join(buildDir, 'tsconfig.json'),
-    JSON.stringify({
-      extends: '../../tsconfig.json',
-      compilerOptions: { noEmit: false, outDir: '.', rootDir: '../..', sourceMap: true },
-      include: ['../../src', '../../test/bench/gatewayProcess.ts'],
-    }),
-  );
-  const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
-  const result = spawnSync(process.execPath, [tsc, '-p', join(buildDir, 'tsconfig.json')], { encoding: 'utf8', timeout: 120_000 });
-  if (result.status !== 0) {
-    throw new Error(`tsc failed (${result.error?.message ?? `exit ${result.status}`}): ${`${result.stdout}${result.stderr}`.slice(0, 2000)}`);
+export const GATEWAY_CHILD_ENTRIES = ['test/bench/gatewayProcess.ts', 'test/bench/childMessages.ts'] as const;
+
+/**
+ * Compiles the gateway as `npm run build` does (same esbuild settings, every src/ file)
+ * together with its bench child, keeping the repository's layout under `outDir` so the
+ * child's `../../src/...` imports resolve; `outDir` should sit inside the repository so
+ * node_modules resolves too (the bench uses bench-results/build, gitignored).
+ * Returns the compiled gatewayProcess.js, which plain node runs as npm start runs dist/.
+ */
+export async function buildGateway(repo: string, outDir: string): Promise<string> {
+  rmSync(outDir, { recursive: true, force: true });
+  try {
+    await build({
+      ...BUILD_SETTINGS,
+      absWorkingDir: repo,
+      entryPoints: [BUILD_SCRIPT_ENTRY, ...GATEWAY_CHILD_ENTRIES],
+      outdir: outDir,
+      outbase: '.',
+    });
+  } finally {
+    // esbuild's service process would otherwise stay up beside the processes measured.
+    await stop();
   }
-  return join(buildDir, 'test', 'bench', 'gatewayProcess.js');
+  return join(outDir, 'test', 'bench', 'gatewayProcess.js');
 }

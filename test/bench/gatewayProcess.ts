@@ -9,7 +9,8 @@ import { answerMemory, isParentMessage, reportFailure, type GatewayReady } from 
  * which the parent sets; pino to stdout, which the parent points at a log file; the
  * same graceful shutdown), in a process of its own so its CPU and memory are its own.
  * It tells the parent its URL over IPC and stops on `stop`, which also lets
- * --cpu-prof write its profile.
+ * --cpu-prof write its profile. The bench runs it compiled by esbuild on plain node,
+ * as npm start runs dist/main.js, and once through tsx for comparison.
  */
 async function main(): Promise<void> {
   const config = loadConfig();

@@ -2,15 +2,15 @@ import assert from 'node:assert/strict';
 import { markdownTable, verdicts, type BenchFigures } from './report.js';
 
 const figures: BenchFigures = {
-  warmRps: { node: 40_000, koa: 30_000, gateway: 24_000, gatewayWarnLogs: 25_000, gatewayRedis: null, gatewayCompiled: 28_000 },
-  warmRatios: { gatewayToKoa: 0.8, gatewayToNode: 0.6, gatewayWarnLogsToKoa: 0.83, gatewayRedisToKoa: null, gatewayCompiledToKoa: 0.93 },
+  warmRps: { node: 40_000, koa: 30_000, gateway: 24_000, gatewayWarnLogs: 25_000, gatewayRedis: null, gatewayTsx: 21_000 },
+  warmRatios: { gatewayToKoa: 0.8, gatewayToNode: 0.6, gatewayWarnLogsToKoa: 0.83, gatewayRedisToKoa: null, gatewayTsxToKoa: 0.7 },
   cold: { gatewayP50: 1.5, gatewayP99: 4, platformP50: 0.6, platformP99: 2, addedP50: 0.9, addedP99: 2 },
   collapse: { trials: 5, maxPlatformCalls: 2, platformCallsOfOneRequest: 1 },
   keyService: { warmRequests: 100_000, verifyCalls: 10, allCalls: 110, streamUp: true },
   peakRssMb: 120,
   idleRssMb: 90,
   peakRssRedisMb: null,
-  peakRssCompiledMb: 80,
+  peakRssTsxMb: 160,
 };
 
 describe('bench report', () => {
@@ -24,6 +24,27 @@ describe('bench report', () => {
     const redis = verdicts(figures).find((row) => row.figure.includes('Redis'));
     assert.equal(redis?.result, 'SKIPPED');
     assert.match(redis?.measured ?? '', /redis-server missing/);
+  });
+
+  it('shows the run through tsx for context only: its own row, and its memory beside the judged figure', () => {
+    const rows = verdicts(figures);
+    const tsx = rows.find((row) => row.figure.startsWith('Warm req/s, gateway through tsx'));
+    assert.deepEqual(tsx && { measured: tsx.measured, result: tsx.result }, { measured: '21,000 req/s = 0.70 of Koa', result: '' });
+    const memory = rows.find((row) => row.figure.startsWith('Peak memory'));
+    assert.equal(memory?.figure, 'Peak memory (RSS) of the gateway under load (as npm start runs it: esbuild output on plain node)');
+    assert.equal(memory?.measured, '120 MB (90 MB once started); through tsx: 160 MB');
+    assert.equal(memory?.result, 'PASS');
+  });
+
+  it('leaves the run through tsx out when it was skipped (--no-tsx)', () => {
+    const rows = verdicts({
+      ...figures,
+      warmRps: { ...figures.warmRps, gatewayTsx: null },
+      warmRatios: { ...figures.warmRatios, gatewayTsxToKoa: null },
+      peakRssTsxMb: null,
+    });
+    assert.equal(rows.some((row) => /tsx/.test(`${row.figure} ${row.measured}`)), false);
+    assert.equal(rows.find((row) => row.figure.startsWith('Peak memory'))?.measured, '120 MB (90 MB once started)');
   });
 
   it('fails the key-service figure when the event stream was down, whatever the count', () => {

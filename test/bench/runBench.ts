@@ -26,7 +26,7 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '32' },
     profile: { type: 'boolean', default: false },
     'no-redis': { type: 'boolean', default: false },
-    'no-compiled': { type: 'boolean', default: false },
+    'no-tsx': { type: 'boolean', default: false },
     only: { type: 'string' },
     'node-flags': { type: 'string' },
   },
@@ -42,7 +42,7 @@ const MEMORY_SAMPLE_MS = 200;
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS_DIR = join(REPO, 'bench-results');
 
-type TargetId = 'node' | 'koa' | 'gateway' | 'gateway-warn' | 'gateway-redis' | 'gateway-js' | 'cold-gateway' | 'cold-platform';
+type TargetId = 'node' | 'koa' | 'gateway' | 'gateway-warn' | 'gateway-redis' | 'gateway-tsx' | 'cold-gateway' | 'cold-platform';
 
 interface Target {
   readonly id: TargetId;
@@ -105,8 +105,8 @@ function targetsOf(setup: BenchSetup): Target[] {
   if (setup.gatewayRedis) {
     targets.push(warm('gateway-redis', 'gateway warm (Redis limiter)', gw(setup.gatewayRedis), setup.gatewayRedis, setup.authHeaders));
   }
-  if (setup.gatewayCompiled) {
-    targets.push(warm('gateway-js', 'gateway warm (compiled JS, no tsx)', gw(setup.gatewayCompiled), setup.gatewayCompiled, setup.authHeaders));
+  if (setup.gatewayTsx) {
+    targets.push(warm('gateway-tsx', 'gateway warm, through tsx (how npm start ran before)', gw(setup.gatewayTsx), setup.gatewayTsx, setup.authHeaders));
   }
   // Cold: one connection, so each figure is the time of one call, not of a queue.
   targets.push(
@@ -284,13 +284,15 @@ async function main(): Promise<void> {
   process.once('SIGTERM', onSignal);
 
   try {
-    setup = await startBench({ workDir, profileFlags, withoutRedis: args['no-redis'], compileIn: args['no-compiled'] ? null : REPO, log });
+    setup = await startBench({ workDir, profileFlags, withoutRedis: args['no-redis'], withoutTsx: args['no-tsx'], repo: REPO, log });
     const idleRss: Record<string, number> = {};
-    for (const child of [setup.gateway, setup.gatewayWarnLogs, setup.gatewayCold, setup.gatewayRedis, setup.gatewayCompiled]) {
+    for (const child of [setup.gateway, setup.gatewayWarnLogs, setup.gatewayCold, setup.gatewayRedis, setup.gatewayTsx]) {
       const report = child ? await child.memory() : null;
       if (child && report) idleRss[child.name] = report.rss;
     }
     const targets = targetsOf(setup);
+    // Labels padded to the longest, so the figures line up in columns.
+    const labelWidth = Math.max(...targets.map((target) => target.label.length));
     const peakRss = new Map<TargetId, number>();
     const records: RunRecord[] = [];
 
@@ -321,7 +323,7 @@ async function main(): Promise<void> {
                 loopMicrosPerRequest: (loopActiveMs * 1000) / result.requests,
               };
         records.push({ round, target: target.id, requests: result.requests, requestsPerSecond: result.requestsPerSecond, ...latencies, ...cpu });
-        log(`[round ${round}/${ROUNDS}] ${target.label.padEnd(40)} ${runFigures(result.requestsPerSecond, latencies, cpu)}`);
+        log(`[round ${round}/${ROUNDS}] ${target.label.padEnd(labelWidth)} ${runFigures(result.requestsPerSecond, latencies, cpu)}`);
       }
     }
     // Let the last usage batch go out (it waits at most a second for companions).
@@ -362,13 +364,13 @@ async function main(): Promise<void> {
       const peak = target.child ? peakMemory.get(target.child.name) : undefined;
       const mb = (bytes: number) => (bytes / 1e6).toFixed(0);
       const rssText = peak ? `  peak RSS ${mb(peak.rss)} MB (heap ${mb(peak.heapUsed)}/${mb(peak.heapTotal)} MB)` : '';
-      log(`  ${target.label.padEnd(40)} ${figuresText}${rssText}`);
+      log(`  ${target.label.padEnd(labelWidth)} ${figuresText}${rssText}`);
     }
 
     let figures: BenchFigures | null = null;
     if (complete) {
       const hasRedis = of('gateway-redis').length > 0;
-      const hasCompiled = of('gateway-js').length > 0;
+      const hasTsx = of('gateway-tsx').length > 0;
       figures = {
         warmRps: {
           node: medianOf('node', rps),
@@ -376,14 +378,14 @@ async function main(): Promise<void> {
           gateway: medianOf('gateway', rps),
           gatewayWarnLogs: medianOf('gateway-warn', rps),
           gatewayRedis: hasRedis ? medianOf('gateway-redis', rps) : null,
-          gatewayCompiled: hasCompiled ? medianOf('gateway-js', rps) : null,
+          gatewayTsx: hasTsx ? medianOf('gateway-tsx', rps) : null,
         },
         warmRatios: {
           gatewayToKoa: perRound('gateway', 'koa', ratio),
           gatewayToNode: perRound('gateway', 'node', ratio),
           gatewayWarnLogsToKoa: perRound('gateway-warn', 'koa', ratio),
           gatewayRedisToKoa: hasRedis ? perRound('gateway-redis', 'koa', ratio) : null,
-          gatewayCompiledToKoa: hasCompiled ? perRound('gateway-js', 'koa', ratio) : null,
+          gatewayTsxToKoa: hasTsx ? perRound('gateway-tsx', 'koa', ratio) : null,
         },
         cold: {
           gatewayP50: medianOf('cold-gateway', (r) => r.p50Ms),
@@ -403,7 +405,7 @@ async function main(): Promise<void> {
         peakRssMb: (peakRss.get('gateway') ?? 0) / 1e6,
         idleRssMb: (idleRss[setup.gateway.name] ?? 0) / 1e6,
         peakRssRedisMb: hasRedis ? (peakRss.get('gateway-redis') ?? 0) / 1e6 : null,
-        peakRssCompiledMb: hasCompiled ? (peakRss.get('gateway-js') ?? 0) / 1e6 : null,
+        peakRssTsxMb: hasTsx ? (peakRss.get('gateway-tsx') ?? 0) / 1e6 : null,
       };
     }
 
@@ -422,7 +424,7 @@ async function main(): Promise<void> {
         setup.gatewayWarnLogs,
         setup.gatewayCold,
         ...(setup.gatewayRedis ? [setup.gatewayRedis] : []),
-        ...(setup.gatewayCompiled ? [setup.gatewayCompiled] : []),
+        ...(setup.gatewayTsx ? [setup.gatewayTsx] : []),
         setup.bare,
       ];
       for (const child of profiled) {
@@ -450,6 +452,7 @@ async function main(): Promise<void> {
         warmPath: WARM_PATH,
         rateLimit: BENCH_RATE_LIMIT,
         logLevel: 'info (plus one gateway at warn)',
+        gatewayRuntime: 'esbuild output (npm run build settings) on plain node, as npm start runs it',
         profile: args.profile,
         nodeFlags: extraFlags,
       },

@@ -1,0 +1,17 @@
+import type { BuildOptions } from 'esbuild';
+
+/**
+ * How `npm run build` turns src/ into what `npm start` runs: the flags of package.json's
+ * `build` script, written as esbuild's JS API options. It mirrors that script (which
+ * cannot import this file) so the bench measures the gateway compiled the way production
+ * runs it; buildSettings.test.ts fails when the two disagree.
+ */
+export const BUILD_SCRIPT_ENTRY = 'src/**/*.ts';
+
+export const BUILD_SETTINGS = {
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  sourcemap: true,
+  logLevel: 'warning',
+} as const satisfies BuildOptions;
