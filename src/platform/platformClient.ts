@@ -29,7 +29,9 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   const documents = createDocumentPrinter();
   const client = new GraphQLClient(options.url, {
     headers: { authorization: `Bearer ${options.token}` },
-    fetch: createNodeHttpFetch(),
+    // The node:http fetch answers with the part of a Response graphql-request reads
+    // (see PlatformResponse), not a whole one: the cast is that boundary.
+    fetch: createNodeHttpFetch() as unknown as typeof fetch,
     // Documents are passed printed (no print per call); with this option graphql-request
     // does not parse them again, and the serializer posts the operation name it omits.
     excludeOperationName: true,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { gzipSync } from 'node:zlib';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import nock from 'nock';
 import { createNodeHttpFetch } from '../../src/platform/nodeHttpFetch.js';
 import { listen } from '../support/http.js';
@@ -28,7 +28,7 @@ describe('node:http fetch for platform calls', () => {
     nock.enableNetConnect();
   });
 
-  it('sends the method, headers and body, and returns status, headers and body as a Response', async () => {
+  it('sends the method, headers and body, and returns status, headers and body', async () => {
     let seen: { method?: string; authorization?: string; encoding?: string; body?: string } = {};
     handler = (req, body, res) => {
       seen = { method: req.method, authorization: req.headers.authorization, encoding: req.headers['accept-encoding'], body };
@@ -42,19 +42,66 @@ describe('node:http fetch for platform calls', () => {
     });
     assert.deepEqual(seen, { method: 'POST', authorization: 'Bearer token-1', encoding: 'gzip, deflate, br', body: '{"query":"{ __typename }"}' });
     assert.equal(res.status, 429);
+    assert.equal(res.ok, false);
     assert.equal(res.headers.get('retry-after'), '7');
     assert.equal(res.headers.get('content-type'), 'application/json');
     assert.equal(await res.text(), '{"errors":[{"message":"slow down"}]}');
   });
 
-  it('decodes a gzip answer, as fetch did', async () => {
+  it('takes the headers graphql-request gives as a Headers, and the URL it has parsed', async () => {
+    let seen: { authorization?: string; accept?: string } = {};
+    handler = (req, _body, res) => {
+      seen = { authorization: req.headers.authorization, accept: req.headers.accept };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"data":{}}');
+    };
+    const res = await fetchOverHttp(new URL(`${server.url}/graphql`), {
+      method: 'POST',
+      headers: new Headers({ Authorization: 'Bearer token-2', Accept: 'application/json' }),
+      body: '{}',
+    });
+    assert.equal(res.ok, true);
+    assert.deepEqual(seen, { authorization: 'Bearer token-2', accept: 'application/json' });
+  });
+
+  for (const [encoding, encode] of [
+    ['gzip', gzipSync],
+    ['deflate', deflateSync],
+    ['br', brotliCompressSync],
+  ] as const) {
+    it(`decodes a ${encoding} answer, as fetch did`, async () => {
+      const text = `{"data":{"text":"${'é'.repeat(40_000)}"}}`; // several chunks, a multi-byte character across them
+      handler = (_req, _body, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding });
+        res.end(encode(text));
+      };
+      const res = await fetchOverHttp(`${server.url}/graphql`, { method: 'POST', body: '{}' });
+      assert.equal(res.headers.get('content-encoding'), null);
+      assert.equal(res.headers.get('content-length'), null);
+      assert.equal(await res.text(), text);
+    });
+  }
+
+  it('rejects a compressed answer that does not decode', async () => {
     handler = (_req, _body, res) => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
-      res.end(gzipSync('{"data":{"ok":true}}'));
+      res.end('not gzip at all');
     };
-    const res = await fetchOverHttp(`${server.url}/graphql`, { method: 'POST', body: '{}' });
-    assert.equal(res.headers.get('content-encoding'), null);
-    assert.deepEqual(await res.json(), { data: { ok: true } });
+    await assert.rejects(fetchOverHttp(`${server.url}/graphql`, { method: 'POST', body: '{}' }), (err: unknown) => {
+      assert.equal((err as { code?: unknown }).code, 'Z_DATA_ERROR');
+      return true;
+    });
+  });
+
+  it('rejects an answer whose connection drops before the body ends', async () => {
+    handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"data":', () => res.destroy());
+    };
+    await assert.rejects(fetchOverHttp(`${server.url}/graphql`, { method: 'POST', body: '{}' }), (err: unknown) => {
+      assert.ok(err instanceof Error, String(err));
+      return true;
+    });
   });
 
   it('reports a redirect as it is instead of following it, and a 204 without a body', async () => {
