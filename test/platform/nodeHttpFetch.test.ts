@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import nock from 'nock';
-import { createNodeHttpFetch } from '../../src/platform/nodeHttpFetch.js';
+import { CallTimeoutError, createNodeHttpFetch } from '../../src/platform/nodeHttpFetch.js';
 import { listen } from '../support/http.js';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
@@ -99,7 +99,7 @@ describe('node:http fetch for platform calls', () => {
       res.write('{"data":', () => res.destroy());
     };
     await assert.rejects(fetchOverHttp(`${server.url}/graphql`, { method: 'POST', body: '{}' }), (err: unknown) => {
-      assert.ok(err instanceof Error, String(err));
+      assert.ok(err instanceof Error && !(err instanceof CallTimeoutError), String(err));
       return true;
     });
   });
@@ -125,6 +125,36 @@ describe('node:http fetch for platform calls', () => {
     const call = fetchOverHttp(`${server.url}/graphql`, { method: 'POST', body: '{}', signal: controller.signal });
     setTimeout(() => controller.abort(), 20);
     await assert.rejects(call, (err: unknown) => err instanceof Error && err.name === 'AbortError');
+  });
+
+  it('ends a call with no answer at its deadline, with CallTimeoutError', async () => {
+    handler = () => undefined; // never answers
+    const impatient = createNodeHttpFetch({ timeoutMs: 30 });
+    await assert.rejects(impatient(`${server.url}/graphql`, { method: 'POST', body: '{}' }), CallTimeoutError);
+  });
+
+  it('ends a call whose body stalls at its deadline, with CallTimeoutError rather than the dropped socket', async () => {
+    handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"data":'); // and nothing more
+    };
+    const impatient = createNodeHttpFetch({ timeoutMs: 30 });
+    await assert.rejects(impatient(`${server.url}/graphql`, { method: 'POST', body: '{}' }), (err: unknown) => {
+      assert.ok(err instanceof CallTimeoutError);
+      assert.equal(err.name, 'TimeoutError');
+      return true;
+    });
+  });
+
+  it('answers a call that ends before its deadline', async () => {
+    handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"data":{}}');
+    };
+    const fetchWithDeadline = createNodeHttpFetch({ timeoutMs: 5000 });
+    const res = await fetchWithDeadline(`${server.url}/graphql`, { method: 'POST', body: '{}' });
+    assert.equal(res.status, 200);
+    assert.equal(await res.text(), '{"data":{}}');
   });
 
   it('rejects with the socket error code when nothing listens', async () => {

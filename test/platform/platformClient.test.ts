@@ -201,6 +201,17 @@ describe('platform client', () => {
     assert.deepEqual(calls, [{ operation: 'AiVisibility', outcome: 'timeout' }]);
   });
 
+  it('turns an answer whose body is still arriving at timeoutMs into timeout', async () => {
+    const impatient = createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 100 });
+    const platform = new URL(PLATFORM_URL);
+    const scope = nock(platform.origin)
+      .post(platform.pathname)
+      .delayBody(600)
+      .reply(200, graphqlData(ANSWER), { 'content-type': 'application/json' });
+    await assert.rejects(() => impatient.request(AiVisibilityDocument, VARIABLES), upstream('timeout'));
+    scope.done();
+  });
+
   it('keeps upstream details out of the error message shown to consumers (detail is for logs)', async () => {
     const { scope } = mockPlatform({ body: { errors: [{ message: 'secret internal detail' }] } });
     await assert.rejects(() => ask(), (err: unknown) => {
