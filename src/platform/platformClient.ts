@@ -2,7 +2,8 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { ClientError, GraphQLClient, type RequestOptions } from 'graphql-request';
 import { UpstreamError } from '../errors.js';
 import { retryAfterSeconds } from '../upstream/retryAfter.js';
-import { createNodeHttpFetch } from './nodeHttpFetch.js';
+import { CallTimeoutError, createNodeHttpFetch } from './nodeHttpFetch.js';
+import { createDocumentPrinter } from './printedDocuments.js';
 
 /**
  * The platform's GraphQL API, reached only through typed documents generated from
@@ -25,9 +26,16 @@ export interface PlatformClientOptions {
 }
 
 export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
+  const documents = createDocumentPrinter();
   const client = new GraphQLClient(options.url, {
     headers: { authorization: `Bearer ${options.token}` },
-    fetch: createNodeHttpFetch(),
+    // The node:http fetch answers with the part of a Response graphql-request reads
+    // (see PlatformResponse), not a whole one: the cast is that boundary.
+    fetch: createNodeHttpFetch({ timeoutMs: options.timeoutMs }) as unknown as typeof fetch,
+    // Documents are passed printed (no print per call); with this option graphql-request
+    // does not parse them again, and the serializer posts the operation name it omits.
+    excludeOperationName: true,
+    jsonSerializer: documents.jsonSerializer,
   });
   return {
     async request<TResult, TVariables extends Record<string, unknown>>(
@@ -35,17 +43,13 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       variables: TVariables,
     ): Promise<TResult> {
       const started = performance.now();
-      const operation = operationName(document);
-      // Not AbortSignal.timeout: its timer fires (and builds a DOMException) even after the call
-      // has ended; this one is cleared with the call (measured by npm run bench).
-      const timeout = new AbortController();
-      const timer = setTimeout(() => timeout.abort(), options.timeoutMs);
-      timer.unref();
-      const signal = timeout.signal;
+      const printed = documents.print(document);
+      const operation = printed.label;
       try {
         // graphql-request's conditional option type cannot see through a generic TVariables;
         // the codegen types already guarantee document and variables belong together.
-        const request = { document, variables, signal } as unknown as RequestOptions<TVariables, TResult>;
+        // No signal: the fetch ends a call at timeoutMs itself (see createNodeHttpFetch).
+        const request = { document: printed.query, variables } as unknown as RequestOptions<TVariables, TResult>;
         const data = await client.request<TResult, TVariables>(request);
         // A batch-shaped answer (a JSON array) comes back as an array: not our operation's data.
         if (data === null || typeof data !== 'object' || Array.isArray(data)) {
@@ -54,26 +58,17 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
         options.onCall?.(operation, (performance.now() - started) / 1000, 'ok');
         return data;
       } catch (err: unknown) {
-        const failure = toUpstreamError(err, signal, operation);
+        const failure = toUpstreamError(err, operation);
         options.onCall?.(operation, (performance.now() - started) / 1000, failure.failure);
         throw failure;
-      } finally {
-        clearTimeout(timer);
       }
     },
   };
 }
 
-function operationName(document: TypedDocumentNode<unknown, never>): string {
-  for (const definition of document.definitions) {
-    if (definition.kind === 'OperationDefinition' && definition.name) return definition.name.value;
-  }
-  return 'anonymous';
-}
-
-function toUpstreamError(err: unknown, signal: AbortSignal, operation: string): UpstreamError {
+function toUpstreamError(err: unknown, operation: string): UpstreamError {
   if (err instanceof UpstreamError) return err;
-  if (signal.aborted) return new UpstreamError('platform', 'timeout', `${operation}: no answer in time`);
+  if (err instanceof CallTimeoutError) return new UpstreamError('platform', 'timeout', `${operation}: no answer in time`);
   if (err instanceof ClientError) {
     const status = err.response.status;
     if (status === 429 || status === 503) {

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
+import { print } from 'graphql';
 import nock from 'nock';
 import { toApiError, UpstreamError, type UpstreamFailure } from '../../src/errors.js';
-import { AiVisibilityDocument } from '../../src/generated/graphql.js';
+import { AiVisibilityDocument, LatestAuditDocument } from '../../src/generated/graphql.js';
 import { createPlatformClient, type PlatformClient } from '../../src/platform/platformClient.js';
 import { PLATFORM_TOKEN, PLATFORM_URL } from '../support/fakeServices.js';
 import { graphqlData, mockPlatform, unreachablePlatform } from '../support/platformMock.js';
@@ -52,6 +53,38 @@ describe('platform client', () => {
     assert.match(posted[0]?.query ?? '', /^query AiVisibility\(/);
     assert.deepEqual(posted[0]?.variables, VARIABLES);
     assert.deepEqual(calls, [{ operation: 'AiVisibility', outcome: 'ok' }]);
+  });
+
+  it('posts exactly { query, variables, operationName } as JSON, each document with its own name', async () => {
+    const platform = new URL(PLATFORM_URL);
+    const sent: Array<{ body: string; headers: Record<string, string | string[] | undefined> }> = [];
+    const scope = nock(platform.origin)
+      .post(platform.pathname)
+      .times(3)
+      .reply(function (_uri, body) {
+        sent.push({ body: typeof body === 'string' ? body : JSON.stringify(body), headers: this.req.headers });
+        return [200, graphqlData(ANSWER), { 'content-type': 'application/json' }];
+      });
+    const auditVariables = { organizationId: 'org_a', site: 'other.com' };
+    await ask();
+    await client.request(LatestAuditDocument, auditVariables);
+    await ask();
+    scope.done();
+    const bodies = sent.map((s) => JSON.parse(s.body) as Record<string, unknown>);
+    assert.deepEqual(bodies.map((b) => Object.keys(b)), [
+      ['query', 'variables', 'operationName'],
+      ['query', 'variables', 'operationName'],
+      ['query', 'variables', 'operationName'],
+    ]);
+    assert.deepEqual(bodies[0], { query: print(AiVisibilityDocument), variables: VARIABLES, operationName: 'AiVisibility' });
+    assert.deepEqual(bodies[1], { query: print(LatestAuditDocument), variables: auditVariables, operationName: 'LatestAudit' });
+    assert.deepEqual(bodies[2], bodies[0]);
+    for (const { headers } of sent) {
+      assert.equal(headers['content-type'], 'application/json');
+      assert.equal(headers.accept, 'application/graphql-response+json, application/json');
+      assert.equal(headers.authorization, `Bearer ${PLATFORM_TOKEN}`);
+    }
+    assert.deepEqual(calls.map((c) => c.operation), ['AiVisibility', 'LatestAudit', 'AiVisibility']);
   });
 
   it('turns a GraphQL `errors` answer into bad_answer, even with partial data', async () => {
@@ -166,6 +199,17 @@ describe('platform client', () => {
     await assert.rejects(() => impatient.request(AiVisibilityDocument, VARIABLES), upstream('timeout'));
     scope.done();
     assert.deepEqual(calls, [{ operation: 'AiVisibility', outcome: 'timeout' }]);
+  });
+
+  it('turns an answer whose body is still arriving at timeoutMs into timeout', async () => {
+    const impatient = createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 100 });
+    const platform = new URL(PLATFORM_URL);
+    const scope = nock(platform.origin)
+      .post(platform.pathname)
+      .delayBody(600)
+      .reply(200, graphqlData(ANSWER), { 'content-type': 'application/json' });
+    await assert.rejects(() => impatient.request(AiVisibilityDocument, VARIABLES), upstream('timeout'));
+    scope.done();
   });
 
   it('keeps upstream details out of the error message shown to consumers (detail is for logs)', async () => {
