@@ -2,7 +2,7 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { ClientError, GraphQLClient, type RequestOptions } from 'graphql-request';
 import { UpstreamError } from '../errors.js';
 import { retryAfterSeconds } from '../upstream/retryAfter.js';
-import { CallTimeoutError, createNodeHttpFetch } from './nodeHttpFetch.js';
+import { CallTimeoutError, createNodeHttpFetch } from '../upstream/nodeHttpFetch.js';
 import { createDocumentPrinter } from './printedDocuments.js';
 
 /**
@@ -30,7 +30,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   const client = new GraphQLClient(options.url, {
     headers: { authorization: `Bearer ${options.token}` },
     // The node:http fetch answers with the part of a Response graphql-request reads
-    // (see PlatformResponse), not a whole one: the cast is that boundary.
+    // (see UpstreamResponse), not a whole one: the cast is that boundary.
     fetch: createNodeHttpFetch({ timeoutMs: options.timeoutMs }) as unknown as typeof fetch,
     // Documents are passed printed (no print per call); with this option graphql-request
     // does not parse them again, and the serializer posts the operation name it omits.

@@ -1,6 +1,7 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { z } from 'zod';
 import { UpstreamError, type UpstreamFailure } from '../errors.js';
+import { CallTimeoutError, createNodeHttpFetch } from './nodeHttpFetch.js';
 import { retryAfterSeconds } from './retryAfter.js';
 
 /**
@@ -152,20 +153,21 @@ export function createKeyServiceClient(options: KeyServiceClientOptions): KeySer
   const baseUrl = options.url.replace(/\/+$/, '');
   const authorization = `Bearer ${options.token}`;
 
+  // verify and usage calls: node:http with keep-alive and one deadline timer per call (see
+  // nodeHttpFetch); the event stream stays on the global fetch, whose streamed body it reads.
+  const request = createNodeHttpFetch({ timeoutMs: options.timeoutMs });
+
   /** One POST; the status and parsed body for `read` to judge. Reports duration and outcome to onCall. */
   async function post<T>(call: KeyServiceCall, path: string, body: unknown, read: (status: number, json: unknown) => T): Promise<T> {
     const started = performance.now();
-    const signal = AbortSignal.timeout(options.timeoutMs);
     let outcome: 'ok' | UpstreamFailure = 'ok';
     try {
-      const res = await fetch(`${baseUrl}${path}`, {
+      const res = await request(`${baseUrl}${path}`, {
         method: 'POST',
         headers: { authorization, 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify(body),
-        signal,
       });
       if (res.status === 429 || res.status === 503) {
-        await res.body?.cancel();
         throw new UpstreamError(
           'key-service',
           'throttled',
@@ -175,7 +177,7 @@ export function createKeyServiceClient(options: KeyServiceClientOptions): KeySer
       }
       return read(res.status, parseJson(await res.text()));
     } catch (err: unknown) {
-      const failure = toUpstreamError(err, signal, call);
+      const failure = toUpstreamError(err, call);
       outcome = failure.failure;
       throw failure;
     } finally {
@@ -252,10 +254,10 @@ function errorName(json: unknown): string {
   return '';
 }
 
-function toUpstreamError(err: unknown, signal: AbortSignal, call: string): UpstreamError {
+function toUpstreamError(err: unknown, call: string): UpstreamError {
   if (err instanceof UpstreamError) return err;
-  if (signal.aborted) return new UpstreamError('key-service', 'timeout', `${call}: no answer in time`);
-  // Anything else was thrown by fetch itself: the connection failed (refused, reset, DNS).
+  if (err instanceof CallTimeoutError) return new UpstreamError('key-service', 'timeout', `${call}: no answer in time`);
+  // Anything else was thrown by the request itself: the connection failed (refused, reset, DNS).
   return new UpstreamError('key-service', 'unreachable', `${call}: ${describe(err)}`);
 }
 

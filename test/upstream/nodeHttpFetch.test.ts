@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import nock from 'nock';
-import { CallTimeoutError, createNodeHttpFetch } from '../../src/platform/nodeHttpFetch.js';
+import { CallTimeoutError, createNodeHttpFetch } from '../../src/upstream/nodeHttpFetch.js';
 import { listen } from '../support/http.js';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;

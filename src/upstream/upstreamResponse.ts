@@ -1,21 +1,22 @@
 import type { IncomingHttpHeaders } from 'node:http';
 
 /**
- * The part of a fetch Response that is read of a platform answer: graphql-request reads
+ * The part of a fetch Response that is read of an upstream answer (the key service
+ * client reads status, headers and text too). For a platform answer graphql-request reads
  * `status`, `ok`, `headers.get('Content-Type')` and `text()` once, and hands `headers`
  * on in a ClientError, where the platform client reads `headers.get('retry-after')`.
  * A real Response (undici) costs a Headers copy, a web ReadableStream for a body that
  * is already a string, and an async read back: more CPU per platform call than graphql's
  * parse and print together. This holds the decoded text and node's own header object.
  */
-export class PlatformResponse {
+export class UpstreamResponse {
   readonly ok: boolean;
   readonly #body: string;
 
   constructor(
     readonly status: number,
     readonly statusText: string,
-    readonly headers: PlatformResponseHeaders,
+    readonly headers: UpstreamResponseHeaders,
     body: string,
   ) {
     this.ok = status >= 200 && status <= 299;
@@ -38,7 +39,7 @@ export class PlatformResponse {
  * The private field keeps the values out of JSON.stringify, as with a real Headers:
  * graphql-request stringifies the response into a ClientError's message.
  */
-export class PlatformResponseHeaders {
+export class UpstreamResponseHeaders {
   readonly #headers: IncomingHttpHeaders;
 
   constructor(headers: IncomingHttpHeaders) {

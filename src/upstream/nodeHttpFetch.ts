@@ -2,17 +2,17 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable, Transform } from 'node:stream';
-import { PlatformResponse, PlatformResponseHeaders } from './platformResponse.js';
+import { UpstreamResponse, UpstreamResponseHeaders } from './upstreamResponse.js';
 
 /** What graphql-request passes to its `fetch` for a POST (it adds options fetch ignores). */
-export interface PlatformRequestInit {
+export interface UpstreamRequestInit {
   method?: string;
   headers?: Headers | Record<string, string>;
   body?: string | null;
   signal?: AbortSignal | null;
 }
 
-export type PlatformFetch = (input: string | URL, init?: PlatformRequestInit) => Promise<PlatformResponse>;
+export type UpstreamFetch = (input: string | URL, init?: UpstreamRequestInit) => Promise<UpstreamResponse>;
 
 export interface NodeHttpFetchOptions {
   /** A call not answered in full (body read and decoded) this long after it started fails with CallTimeoutError. */
@@ -25,15 +25,16 @@ export class CallTimeoutError extends Error {
 }
 
 /**
- * The `fetch` graphql-request uses for platform calls, over node:http(s) with a
- * keep-alive agent instead of the global fetch (undici). Measured by `npm run bench`
+ * The `fetch` of the upstream calls: graphql-request's platform calls and the key
+ * service's verify and usage calls, over node:http(s) with a keep-alive agent instead
+ * of the global fetch (undici). Measured by `npm run bench`
  * (the README's Performance section): the global fetch spent about as much CPU per platform
  * call as the rest of a cold request together, most of it in web streams it builds
  * for request and response bodies that are small strings here.
  *
  * It does what graphql-request needs of fetch and what fetch did for these calls:
  * method, headers and a string body out; status, headers and the body back as the
- * part of a Response graphql-request reads (PlatformResponse); gzip/deflate/br answers
+ * part of a Response graphql-request reads (UpstreamResponse); gzip/deflate/br answers
  * decoded; the caller's AbortSignal ends the call. Redirects are not followed: a GraphQL
  * endpoint that redirects is misconfigured, and its 3xx is reported like any other
  * unexpected status.
@@ -44,12 +45,12 @@ export class CallTimeoutError extends Error {
  * is cleared with the call. Not AbortSignal.timeout either: its timer fires, and builds
  * a DOMException, even after the call has ended.
  */
-export function createNodeHttpFetch(options: NodeHttpFetchOptions = {}): PlatformFetch {
+export function createNodeHttpFetch(options: NodeHttpFetchOptions = {}): UpstreamFetch {
   const agents = { http: new HttpAgent({ keepAlive: true }), https: new HttpsAgent({ keepAlive: true }) };
   const { timeoutMs } = options;
 
   return (input, init) =>
-    new Promise<PlatformResponse>((resolve, reject) => {
+    new Promise<UpstreamResponse>((resolve, reject) => {
       // Cleared wherever the call settles. (No named helper closures here: tsx wraps each
       // in a `__name` call, a defineProperty on every call.)
       let timer: NodeJS.Timeout | undefined;
@@ -73,7 +74,7 @@ export function createNodeHttpFetch(options: NodeHttpFetchOptions = {}): Platfor
         readBody(res).then(
           (text) => {
             clearTimeout(timer);
-            resolve(new PlatformResponse(res.statusCode ?? 0, res.statusMessage ?? '', new PlatformResponseHeaders(res.headers), text));
+            resolve(new UpstreamResponse(res.statusCode ?? 0, res.statusMessage ?? '', new UpstreamResponseHeaders(res.headers), text));
           },
           (err: unknown) => {
             clearTimeout(timer);

@@ -1,20 +1,20 @@
 import assert from 'node:assert/strict';
-import { PlatformResponse, PlatformResponseHeaders } from '../../src/platform/platformResponse.js';
+import { UpstreamResponse, UpstreamResponseHeaders } from '../../src/upstream/upstreamResponse.js';
 
-const headers = (raw: Record<string, string | string[]>) => new PlatformResponseHeaders(raw);
+const headers = (raw: Record<string, string | string[]>) => new UpstreamResponseHeaders(raw);
 
 describe('platform response', () => {
   it('is ok exactly for 2xx statuses', () => {
-    const ok = (status: number) => new PlatformResponse(status, '', headers({}), '').ok;
+    const ok = (status: number) => new UpstreamResponse(status, '', headers({}), '').ok;
     assert.deepEqual([199, 200, 204, 299, 300, 307, 429, 503].map(ok), [false, true, true, true, false, false, false, false]);
   });
 
   it('gives the body as text and as JSON, and rejects malformed JSON instead of throwing', async () => {
-    const response = new PlatformResponse(200, 'OK', headers({}), '{"data":{"ok":true}}');
+    const response = new UpstreamResponse(200, 'OK', headers({}), '{"data":{"ok":true}}');
     assert.equal(response.statusText, 'OK');
     assert.equal(await response.text(), '{"data":{"ok":true}}');
     assert.deepEqual(await response.json(), { data: { ok: true } });
-    const malformed = new PlatformResponse(200, 'OK', headers({}), '{"data":');
+    const malformed = new UpstreamResponse(200, 'OK', headers({}), '{"data":');
     await assert.rejects(malformed.json(), SyntaxError);
   });
 
