@@ -9,7 +9,7 @@ import { createHttpServer } from './http/createHttpServer.js';
 import { createReadiness } from './http/readiness.js';
 import { keyServiceProbe, platformProbe } from './http/readinessProbes.js';
 import { createRequestLimiter } from './limits/createRequestLimiter.js';
-import { startLocalUpstreams, type LocalUpstreams } from './local/startLocalUpstreams.js';
+import type { LocalUpstreams } from './local/startLocalUpstreams.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { createPlatformClient } from './platform/platformClient.js';
 import { createKeyServiceClient } from './upstream/keyServiceClient.js';
@@ -38,6 +38,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   let local: LocalUpstreams | null = null;
   let upstreams: { platform: UpstreamTarget; keyService: UpstreamTarget } | null = config.upstreams;
   if (upstreams === null) {
+    // Loaded only when used: a gateway with real upstreams never carries the local ones.
+    const { startLocalUpstreams } = await import('./local/startLocalUpstreams.js');
     local = await startLocalUpstreams({ dataDir: config.localDataDir });
     upstreams = { platform: local.platform, keyService: local.keyService };
   }
