@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import { answerMemory, isParentMessage, reportFailure, type BareServersReady } from './childMessages.js';
+import { answerMemory, CALIBRATION_WORK_MICROS, isParentMessage, reportFailure, type BareServersReady } from './childMessages.js';
 
 /**
  * Bench child: the two baselines the gateway cannot beat, serving the very bytes and
@@ -19,6 +19,14 @@ function listen(server: Server): Promise<string> {
   });
 }
 
+/** Spins for `micros` µs: CPU spent the way a request's own work would spend it. */
+function busyFor(micros: number): void {
+  const until = performance.now() + micros / 1000;
+  while (performance.now() < until) {
+    // spin
+  }
+}
+
 async function serve(body: string, contentType: string): Promise<BareServersReady> {
   const bytes = Buffer.from(body);
   const nodeServer = createServer((_req, res) => {
@@ -32,7 +40,17 @@ async function serve(body: string, contentType: string): Promise<BareServersRead
   });
   const koaServer = createServer(koa.callback());
   const [nodeUrl, koaUrl] = await Promise.all([listen(nodeServer), listen(koaServer)]);
-  return { type: 'ready', nodeUrl, koaUrl };
+  const koaWithWorkUrls: Record<number, string> = {};
+  for (const micros of CALIBRATION_WORK_MICROS) {
+    const app = new Koa();
+    app.use((ctx) => {
+      busyFor(micros);
+      ctx.type = contentType;
+      ctx.body = body;
+    });
+    koaWithWorkUrls[micros] = await listen(createServer(app.callback()));
+  }
+  return { type: 'ready', nodeUrl, koaUrl, koaWithWorkUrls };
 }
 
 process.on('message', (message: unknown) => {

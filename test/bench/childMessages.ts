@@ -18,10 +18,19 @@ export interface GatewayReady {
   readonly pid: number;
 }
 
+/**
+ * Calibration: bare Koa plus this many µs of busy work per request. It shows what share
+ * of bare Koa's rate any server reaches on this machine when it does that much more per
+ * request than Koa, whatever the work is (the figure the warm targets are about).
+ */
+export const CALIBRATION_WORK_MICROS = [10, 40] as const;
+
 export interface BareServersReady {
   readonly type: 'ready';
   readonly nodeUrl: string;
   readonly koaUrl: string;
+  /** Bare Koa doing a fixed amount of busy work per request: µs of work → URL (calibration). */
+  readonly koaWithWorkUrls: Readonly<Record<number, string>>;
 }
 
 export interface MemoryReport {

@@ -4,6 +4,10 @@ import { markdownTable, verdicts, type BenchFigures } from './report.js';
 const figures: BenchFigures = {
   warmRps: { node: 40_000, koa: 30_000, gateway: 24_000, gatewayWarnLogs: 25_000, gatewayRedis: null, gatewayTsx: 21_000 },
   warmRatios: { gatewayToKoa: 0.8, gatewayToNode: 0.6, gatewayWarnLogsToKoa: 0.83, gatewayRedisToKoa: null, gatewayTsxToKoa: 0.7 },
+  calibration: [
+    { workMicros: 10, toKoa: 0.62 },
+    { workMicros: 40, toKoa: 0.31 },
+  ],
   cold: { gatewayP50: 1.5, gatewayP99: 4, platformP50: 0.6, platformP99: 2, addedP50: 0.9, addedP99: 2 },
   collapse: { trials: 5, maxPlatformCalls: 2, platformCallsOfOneRequest: 1 },
   keyService: { warmRequests: 100_000, verifyCalls: 10, allCalls: 110, streamUp: true },
@@ -24,6 +28,17 @@ describe('bench report', () => {
     const redis = verdicts(figures).find((row) => row.figure.includes('Redis'));
     assert.equal(redis?.result, 'SKIPPED');
     assert.match(redis?.measured ?? '', /redis-server missing/);
+  });
+
+  it('shows the calibration rows for context, without a target', () => {
+    const rows = verdicts(figures).filter((row) => row.figure.startsWith('Calibration'));
+    assert.deepEqual(
+      rows.map((row) => [row.figure, row.measured, row.result]),
+      [
+        ['Calibration: bare Koa + 10 µs of busy work per request', '0.62 of Koa', ''],
+        ['Calibration: bare Koa + 40 µs of busy work per request', '0.31 of Koa', ''],
+      ],
+    );
   });
 
   it('shows the run through tsx for context only: its own row, and its memory beside the judged figure', () => {

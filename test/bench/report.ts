@@ -24,6 +24,8 @@ export interface BenchFigures {
     readonly gatewayRedisToKoa: number | null;
     readonly gatewayTsxToKoa: number | null;
   };
+  /** Bare Koa doing a fixed amount of busy work per request, as a share of bare Koa (medians of per-round ratios). */
+  readonly calibration: ReadonlyArray<{ readonly workMicros: number; readonly toKoa: number }>;
   /** Milliseconds, one connection, medians over the rounds. */
   readonly cold: {
     readonly gatewayP50: number;
@@ -61,6 +63,12 @@ export function verdicts(f: BenchFigures): Verdict[] {
   const rows: Verdict[] = [
     { figure: 'Warm req/s, bare node:http (same bytes)', measured: rps(f.warmRps.node), target: '', result: '' },
     { figure: 'Warm req/s, bare Koa (same bytes)', measured: rps(f.warmRps.koa), target: '', result: '' },
+    ...f.calibration.map(({ workMicros, toKoa }) => ({
+      figure: `Calibration: bare Koa + ${workMicros} µs of busy work per request`,
+      measured: `${ratio(toKoa)} of Koa`,
+      target: '',
+      result: '' as const,
+    })),
     {
       figure: 'Warm req/s, gateway (local limiter, LOG_LEVEL=info)',
       measured: `${rps(f.warmRps.gateway)} = ${ratio(f.warmRatios.gatewayToKoa)} of Koa, ${ratio(f.warmRatios.gatewayToNode)} of node:http`,

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { BenchChild } from './benchChild.js';
 import { BENCH_RATE_LIMIT, startBench, WARM_PATH, type BenchSetup } from './benchSetup.js';
-import type { GatewayReady, MemoryReport } from './childMessages.js';
+import { CALIBRATION_WORK_MICROS, type GatewayReady, type MemoryReport } from './childMessages.js';
 import { concurrentIdentical, get, metricsText } from './httpCalls.js';
 import { runLoad, type LoadResult } from './load.js';
 import { formatSummary, summarizeProfile, type CpuProfile } from './profileSummary.js';
@@ -42,7 +42,7 @@ const MEMORY_SAMPLE_MS = 200;
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS_DIR = join(REPO, 'bench-results');
 
-type TargetId = 'node' | 'koa' | 'gateway' | 'gateway-warn' | 'gateway-redis' | 'gateway-tsx' | 'cold-gateway' | 'cold-platform';
+type TargetId = 'node' | 'koa' | 'koa-work-10' | 'koa-work-40' | 'gateway' | 'gateway-warn' | 'gateway-redis' | 'gateway-tsx' | 'cold-gateway' | 'cold-platform';
 
 interface Target {
   readonly id: TargetId;
@@ -88,6 +88,12 @@ function boundedInt(text: string | undefined, min: number, max: number, name: st
   return value;
 }
 
+function workUrl(setup: BenchSetup, micros: number): string {
+  const url = setup.bare.ready.koaWithWorkUrls[micros];
+  if (url === undefined) throw new Error(`no calibration server for ${micros} µs`);
+  return url;
+}
+
 function targetsOf(setup: BenchSetup): Target[] {
   const warm = (id: TargetId, label: string, url: string, child: BenchChild<unknown> | null, headers: Record<string, string> = {}): Target => ({
     id,
@@ -99,6 +105,9 @@ function targetsOf(setup: BenchSetup): Target[] {
   const targets: Target[] = [
     warm('node', 'bare node:http', setup.bare.ready.nodeUrl, setup.bare),
     warm('koa', 'bare Koa', setup.bare.ready.koaUrl, setup.bare),
+    ...CALIBRATION_WORK_MICROS.map((micros) =>
+      warm(`koa-work-${micros}`, `bare Koa + ${micros} µs of work per request`, workUrl(setup, micros), setup.bare),
+    ),
     warm('gateway', 'gateway warm (local limiter)', gw(setup.gateway), setup.gateway, setup.authHeaders),
     warm('gateway-warn', 'gateway warm (LOG_LEVEL=warn)', gw(setup.gatewayWarnLogs), setup.gatewayWarnLogs, setup.authHeaders),
   ];
@@ -387,6 +396,10 @@ async function main(): Promise<void> {
           gatewayRedisToKoa: hasRedis ? perRound('gateway-redis', 'koa', ratio) : null,
           gatewayTsxToKoa: hasTsx ? perRound('gateway-tsx', 'koa', ratio) : null,
         },
+        calibration: CALIBRATION_WORK_MICROS.filter((micros) => of(`koa-work-${micros}`).length > 0).map((micros) => ({
+          workMicros: micros,
+          toKoa: perRound(`koa-work-${micros}`, 'koa', ratio),
+        })),
         cold: {
           gatewayP50: medianOf('cold-gateway', (r) => r.p50Ms),
           gatewayP99: medianOf('cold-gateway', (r) => r.p99Ms),
