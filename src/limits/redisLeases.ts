@@ -6,8 +6,9 @@
  * took it from there, so together they still let at most `requests` through per window.
  *
  * The price is that units parked in one instance's lease cannot be served by another:
- * an organization can end a window refused while up to N instances × (the size of each
- * one's last lease) units sit unused. Lease sizes keep that small (see FIRST_LEASE).
+ * an organization can end a window refused while up to N instances × (1.5 times the size
+ * of each one's last lease) units sit unused. Lease sizes keep that small (see FIRST_LEASE
+ * and RENEW_AHEAD_FROM).
  */
 export interface LeaseVerdict {
   readonly allowed: boolean;
@@ -52,6 +53,14 @@ export interface RedisLeases {
 export const FIRST_LEASE = 1;
 export const LEASE_DIVISOR = 32;
 export const MAX_LEASE = 64;
+/**
+ * A lease of at least this many units is renewed ahead: once half of it is served, the
+ * next call starts in the background, so at a steady rate requests find units waiting
+ * instead of queueing (with a timer each) behind the call. Smaller leases, near the end
+ * of the allowance, are never renewed ahead, so there the limit stays as tight as above;
+ * ahead of time an instance holds at most 1.5 leases.
+ */
+export const RENEW_AHEAD_FROM = 8;
 
 const DENIED: LeaseVerdict = { allowed: false, remaining: 0 };
 
@@ -66,6 +75,8 @@ interface KeyLease {
   /** The key's lease call in flight: only one at a time. */
   call: Promise<void> | null;
   callStartedMs: number;
+  /** Units the last call asked for: the next call is started ahead once half of them are served. */
+  lastAsked: number;
 }
 
 export function createRedisLeases(options: RedisLeasesOptions): RedisLeases {
@@ -73,8 +84,14 @@ export function createRedisLeases(options: RedisLeasesOptions): RedisLeases {
   const leases = new Map<string, KeyLease>();
   let sweptWindow = -Infinity;
 
-  const serve = (lease: KeyLease): LeaseVerdict => {
+  /** `steady`: the request found units waiting (a steady rate), not a unit its own call brought. */
+  const serve = (key: string, lease: KeyLease, steady: boolean): LeaseVerdict => {
     lease.units -= 1;
+    if (steady && lease.call === null && lease.lastAsked >= RENEW_AHEAD_FROM && lease.units * 2 <= lease.lastAsked) {
+      // Renewed ahead (see RENEW_AHEAD_FROM). Nobody waits for this call: a failure only
+      // means that the request finding the lease empty makes the call itself.
+      lease.call = startCall(key, lease);
+    }
     return { allowed: true, remaining: Math.max(0, lease.redisLeft ?? 0) + lease.units };
   };
   // The reservoir only shrinks within a window: once Redis said nothing is left, asking
@@ -85,6 +102,7 @@ export function createRedisLeases(options: RedisLeasesOptions): RedisLeases {
     // One microtask: requests arriving in the same turn are counted into this lease.
     await undefined;
     const units = leaseSize(lease);
+    lease.lastAsked = units;
     const left = await reserve(key, units);
     if (typeof left !== 'number' || !Number.isFinite(left)) throw new Error(`unexpected reservoir ${String(left)}`);
     // When the reservoir went negative only its positive part existed; the rest was
@@ -117,7 +135,7 @@ export function createRedisLeases(options: RedisLeasesOptions): RedisLeases {
           lease.call = startCall(key, lease);
         }
         await Promise.race([lease.call, expired]);
-        if (lease.units > 0) return serve(lease);
+        if (lease.units > 0) return serve(key, lease, false);
         if (spent(lease)) return DENIED;
       }
     } finally {
@@ -139,10 +157,10 @@ export function createRedisLeases(options: RedisLeasesOptions): RedisLeases {
       }
       let lease = leases.get(key);
       if (lease === undefined) {
-        lease = { windowIndex, units: 0, redisLeft: null, waiting: 0, call: null, callStartedMs: 0 };
+        lease = { windowIndex, units: 0, redisLeft: null, waiting: 0, call: null, callStartedMs: 0, lastAsked: 0 };
         leases.set(key, lease);
       }
-      if (lease.units > 0) return serve(lease);
+      if (lease.units > 0) return serve(key, lease, true);
       if (spent(lease)) return DENIED;
       return waitForUnits(key, lease);
     },

@@ -60,6 +60,34 @@ describe('redis leases (the request limit taken from Redis in batches)', () => {
     assert.equal(redis.calls.length, sizes.length);
   });
 
+  it('renews a lease ahead once half of it is served, so a steady stream does not wait for Redis', async () => {
+    const redis = manualReservoir();
+    const leases = createRedisLeases({ reserve: redis.reserve, deadlineMs: 1000 });
+    const first = leases.take('org_a:1', 1);
+    await settle();
+    redis.calls[0]!.answer(999);
+    assert.equal((await first).allowed, true);
+    const second = leases.take('org_a:1', 1);
+    await settle();
+    assert.deepEqual(redis.calls.map((call) => call.units), [1, 31]); // 999 / 32
+    redis.calls[1]!.answer(999 - 31);
+    assert.equal((await second).allowed, true);
+    // 30 units left. Each take below is answered at once (a verdict, not a promise)…
+    const atOnce = (verdict: LeaseVerdict | Promise<LeaseVerdict>): LeaseVerdict => {
+      assert.ok(!(verdict instanceof Promise), 'served from the lease without waiting');
+      return verdict;
+    };
+    for (let i = 0; i < 14; i++) atOnce(leases.take('org_a:1', 1));
+    assert.equal(redis.calls.length, 2, 'more than half of the lease is still there: no call yet');
+    // …and the take that leaves half of the lease (15 of 31) starts the next call in the background.
+    atOnce(leases.take('org_a:1', 1));
+    await settle();
+    assert.deepEqual(redis.calls.map((call) => call.units), [1, 31, 30]); // 968 / 32
+    redis.calls[2]!.answer(968 - 30);
+    await settle();
+    for (let i = 0; i < 45; i++) assert.equal(atOnce(leases.take('org_a:1', 1)).allowed, true);
+  });
+
   it('caps a lease at 64 units for a large allowance', async () => {
     const redis = fakeReservoir(1_000_000);
     const leases = createRedisLeases({ reserve: redis.reserve, deadlineMs: 1000 });
