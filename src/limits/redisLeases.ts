@@ -39,20 +39,23 @@ export interface RedisLeases {
 /**
  * Lease sizes. The first call of a window takes one unit: nothing is known yet about
  * what other instances left. Later calls take 1/32 of what Redis said was left, at
- * most 64:
- * - 64 means that at a high rate fewer than 2 % of requests make a Redis call, which
- *   is what makes the Redis mode cheap (a call costs ~70 µs of CPU and a round trip);
+ * most 256:
+ * - 256 because every lease call is expensive beyond its round trip: bottleneck's
+ *   Redis script publishes the reservoir change, which every instance receives and
+ *   acts on. Measured by npm run bench: with leases of at most 64 the Redis mode
+ *   cost ~35 µs of CPU per request more than the local limiter, with 256 ~9 µs.
+ *   256 is reached only while more than 8192 units are left;
  * - 1/32 means a lease never holds more than ~3 % of what is left, and below 64 left
  *   every lease is a single unit, so near the end of the allowance almost nothing can
  *   be parked unused in another instance (the under-admission bound in the README).
  * A call also takes at least as many units as requests are waiting for it (still at
- * most 64): they take those units the moment it answers, so none of them are parked,
+ * most 256): they take those units the moment it answers, so none of them are parked,
  * and a burst is served by one call instead of a queue of one-unit calls that would
  * push its last requests past the deadline.
  */
 export const FIRST_LEASE = 1;
 export const LEASE_DIVISOR = 32;
-export const MAX_LEASE = 64;
+export const MAX_LEASE = 256;
 /**
  * A lease of at least this many units is renewed ahead: once half of it is served, the
  * next call starts in the background, so at a steady rate requests find units waiting
