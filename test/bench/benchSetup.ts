@@ -6,6 +6,7 @@ import { redisServerInstalled, startRedisServer, type RedisServer } from '../sup
 import { startBenchChild, type BenchChild } from './benchChild.js';
 import type { BareServersReady, GatewayReady, UpstreamsReady } from './childMessages.js';
 import { buildGateway } from './compiledGateway.js';
+import { START_V8_FLAGS } from './buildSettings.js';
 import { get } from './httpCalls.js';
 
 /**
@@ -128,7 +129,8 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
         runtime,
         env: gatewayEnv(extra),
         stdout: fd,
-        nodeFlags: options.profileFlags,
+        // As npm start runs it; the run through tsx shows how npm start ran before, without them.
+        nodeFlags: [...options.profileFlags, ...(runtime === 'node' ? START_V8_FLAGS : [])],
       });
       started.push(child);
       return { child, logFile };

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { BUILD_SCRIPT_ENTRY, BUILD_SETTINGS } from './buildSettings.js';
+import { BUILD_SCRIPT_ENTRY, BUILD_SETTINGS, START_V8_FLAGS } from './buildSettings.js';
 
 /** The esbuild command of package.json's `build` script: its entry, and its flags as JS API options. */
 function buildScript(): { entries: string[]; options: Record<string, string | boolean> } {
@@ -29,5 +29,10 @@ describe('bench build settings', () => {
     assert.equal(outdir, 'dist');
     assert.equal(outbase, 'src');
     assert.deepEqual(transform, { ...BUILD_SETTINGS });
+  });
+
+  it('give the gateways the V8 flags of the start script', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+    assert.equal(pkg.scripts.start, `exec node --enable-source-maps ${START_V8_FLAGS.join(' ')} dist/main.js`);
   });
 });

@@ -15,3 +15,9 @@ export const BUILD_SETTINGS = {
   sourcemap: true,
   logLevel: 'warning',
 } as const satisfies BuildOptions;
+
+/**
+ * The V8 flags of package.json's `start` script (after `--enable-source-maps`), given to
+ * every gateway the bench runs as npm start does. buildSettings.test.ts checks the script.
+ */
+export const START_V8_FLAGS = ['--heap-growing-percent=50'] as const;
