@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { createKeyAuthenticator } from './auth/keyAuthenticator.js';
+import { gateVerifications } from './auth/verificationGate.js';
 import { createAnswerCache } from './cache/createAnswerCache.js';
 import type { Config, UpstreamTarget } from './config.js';
 import { createHttpServer } from './http/createHttpServer.js';
@@ -57,7 +58,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   });
   metrics.observeUsagePending(() => usage.pendingTotal());
   const authenticator = createKeyAuthenticator({
-    keyService,
+    keyService: { verify: gateVerifications(keyService.verify), followEvents: keyService.followEvents },
     // The ceiling check adds this instance's calls not yet reported to the key service.
     pendingUsage: (organizationId) => usage.pending(organizationId),
     now,
