@@ -20,7 +20,8 @@ import type { Services } from './services.js';
  * The whole request path, top to bottom:
  * observe (request id; error envelope; metrics and log line once answered)
  * → router (404/405 before auth; openapi, docs, metrics, readyz need no key)
- * → public route: authenticate → request limit → answer (cache → platform → mapper) → count usage.
+ * → public route: authenticate → request limit → room to count it? → answer (cache → platform →
+ *   mapper) → count usage.
  *
  * The public route's steps are plain calls in one handler rather than Koa layers:
  * they always run together, in this order, and each layer would cost an async call
@@ -51,6 +52,7 @@ export function createApp(services: Services): Koa<AppState> {
       const principal = await authenticateRequest(ctx, authenticator);
       ctx.state.principal = principal;
       await takeFromLimit(ctx, limiter, principal, metrics.limiterDecision);
+      usage.ensureRoom();
       await answer(ctx, principal);
       // Every successful answer (200, or 304 for an unchanged one) counts once; failures never do.
       if (ctx.status === 200 || ctx.status === 304) usage.record(principal, route.path);

@@ -24,6 +24,11 @@ export interface UsageBufferOptions {
    * (the key service client's), or an UpstreamError whose detail says status 400.
    */
   readonly isRejection?: (err: unknown) => boolean;
+  /**
+   * Events waiting for the key service at most (default 1 000 000, about 60 MB); beyond,
+   * requests are refused with 503 until the key service takes some (see ensureRoom).
+   */
+  readonly maxPending?: number;
   /** Metrics hooks: a batch of this many events was acknowledged / failed to send (and will be retried). */
   readonly onFlushed?: (events: number) => void;
   readonly onFlushFailed?: (events: number) => void;
@@ -67,6 +72,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
   const isRejection = options.isRejection ?? isRejectedBatch;
   const retryBaseMs = options.retryBaseMs ?? 250;
   const retryMaxMs = options.retryMaxMs ?? 30_000;
+  const maxPending = options.maxPending ?? 1_000_000;
 
   /**
    * Recorded, not yet in a call: the least that must be kept per call. The id and the
@@ -175,6 +181,14 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
   };
 
   return {
+    ensureRoom(): void {
+      // Counting is what lets a call through (like the key check): while the key service
+      // takes no usage and the backlog is full, fail closed rather than serve uncounted.
+      if (pendingTotal >= maxPending) {
+        throw new UpstreamError('key-service', 'throttled', `usage: ${pendingTotal} events waiting for the key service`);
+      }
+    },
+
     record(principal: Principal, route: string): void {
       if (stopped) {
         logger.error({ organizationId: principal.organizationId, route }, 'usage recorded after shutdown: not counted');

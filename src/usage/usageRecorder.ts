@@ -2,6 +2,11 @@ import type { Principal } from '../auth/principal.js';
 
 /** Counts successful calls toward the organization's usage. */
 export interface UsageRecorder {
+  /**
+   * Throws (a busy key service: 503) while the events waiting for the key service have
+   * reached their bound, so no answer is given that could not be counted.
+   */
+  ensureRoom(): void;
   record(principal: Principal, route: string): void;
   /** Events of this organization accepted here but not yet acknowledged by the key service. */
   pending(organizationId: string): number;

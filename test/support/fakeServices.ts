@@ -45,6 +45,7 @@ export function recordingUsage(): RecordedUsage {
   const events: RecordedUsage['events'] = [];
   return {
     events,
+    ensureRoom() {},
     record(principal, route) {
       events.push({ organizationId: principal.organizationId, keyId: principal.keyId, route });
     },

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import type { Principal } from '../../src/auth/principal.js';
-import { UpstreamError } from '../../src/errors.js';
+import { toApiError, UpstreamError } from '../../src/errors.js';
 import { createUsageBuffer } from '../../src/usage/createUsageBuffer.js';
 import type { UsageEvent, UsageSink } from '../../src/usage/usageEvent.js';
 
@@ -121,6 +121,29 @@ describe('usage buffer', () => {
     await usage.close(2000);
     assert.equal(sink.counted.size, 5);
     assert.equal(usage.pending('org_b'), 0);
+  });
+
+  it('refuses further calls (a busy key service: 503) once maxPending events wait, and takes them again once sent', async () => {
+    const down = new UpstreamError('key-service', 'unreachable', 'refused');
+    const sink = new ScriptedSink([down]);
+    const usage = createUsageBuffer({ sink, logger: silent, batchSize: 10, flushIntervalMs: 1, retryBaseMs: 20, retryMaxMs: 20, maxPending: 3, random: () => 0.5 });
+    for (let i = 0; i < 3; i++) {
+      usage.ensureRoom();
+      usage.record(ORG_A, '/v1/api/keywords');
+    }
+    assert.throws(
+      () => usage.ensureRoom(),
+      (err: unknown) => {
+        assert.ok(err instanceof UpstreamError);
+        assert.equal(toApiError(err).status, 503);
+        return true;
+      },
+    );
+    // The retry after the failure is accepted: the backlog is gone and calls are taken again.
+    await until(() => sink.counted.size === 3);
+    assert.equal(usage.pendingTotal(), 0);
+    usage.ensureRoom();
+    await usage.close(100);
   });
 
   it('close() gives up at its deadline when the key service stays down, and says how many were lost', async () => {
