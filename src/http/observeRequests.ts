@@ -2,7 +2,7 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
-import { routeLabel } from '../metrics/recordRequests.js';
+import { routeLabel } from '../metrics/routeLabel.js';
 import { logRequest } from './logRequests.js';
 import { assignRequestId } from './requestId.js';
 import { respondWithError } from './respondWithErrors.js';
