@@ -37,7 +37,7 @@ function heldVerify() {
 
 const turn = () => new Promise((resolve) => setTimeout(resolve, 5));
 
-/** Waits (bounded) until `ready` holds: bottleneck starts queued jobs a timer turn later. */
+/** Waits (bounded) until `ready` holds: answers travel through promises and, over HTTP, sockets. */
 async function until(ready: () => boolean): Promise<void> {
   for (let i = 0; i < 400 && !ready(); i++) await turn();
   assert.ok(ready(), 'condition reached');
