@@ -57,11 +57,21 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   const registers = [registry];
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry, prefix });
 
-  const httpRequests = new Counter({
+  new Counter({
     name: `${prefix}http_requests_total`,
     help: 'HTTP requests answered, by route pattern, method and status.',
     labelNames: ['route', 'method', 'status'] as const,
     registers,
+    // Counted per request in plain numbers (httpRequest below) and handed to prom-client
+    // at each scrape: its inc hashes and checks the labels on every call, on every request.
+    collect() {
+      for (const entry of httpEntries.values()) {
+        if (entry.counted > entry.reported) {
+          this.inc(entry.labels, entry.counted - entry.reported);
+          entry.reported = entry.counted;
+        }
+      }
+    },
   });
   const httpSeconds = new Histogram({
     name: `${prefix}http_request_duration_seconds`,
@@ -110,11 +120,19 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   });
 
   /**
-   * Label children per (route, method, status), looked up once: prom-client hashes the
-   * label object on every inc/observe otherwise, on every request. Bounded: routes are
-   * patterns, Node's parser knows a fixed set of methods, statuses are few.
+   * Per (route, method, status): the request count not yet handed to prom-client, and
+   * the duration histogram's label child. Bounded: routes are patterns, Node's parser
+   * knows a fixed set of methods, statuses are few.
    */
-  const httpChildren = new Map<string, { count: { inc(): void }; time: { observe(value: number): void } }>();
+  const httpEntries = new Map<
+    string,
+    {
+      readonly labels: { route: string; method: string; status: string };
+      counted: number;
+      reported: number;
+      readonly time: { observe(value: number): void };
+    }
+  >();
 
   let limiterAvailable = true;
   let readLimiterAvailable: (() => boolean) | undefined;
@@ -151,14 +169,14 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     registry,
     httpRequest(route, method, status, seconds) {
       const key = `${route} ${method} ${status}`;
-      let children = httpChildren.get(key);
-      if (children === undefined) {
-        const statusText = String(status);
-        children = { count: httpRequests.labels(route, method, statusText), time: httpSeconds.labels(route, statusText) };
-        httpChildren.set(key, children);
+      let entry = httpEntries.get(key);
+      if (entry === undefined) {
+        const labels = { route, method, status: String(status) };
+        entry = { labels, counted: 0, reported: 0, time: httpSeconds.labels(route, labels.status) };
+        httpEntries.set(key, entry);
       }
-      children.count.inc();
-      children.time.observe(seconds);
+      entry.counted += 1;
+      entry.time.observe(seconds);
     },
     platformCall(operation, seconds, outcome) {
       platformSeconds.observe({ operation, outcome }, seconds);
