@@ -93,6 +93,10 @@ export async function createRequestLimiter(options: RequestLimiterOptions): Prom
     store === null
       ? localVerdicts(createLocalWindowCounts(requests, windowMs + CLOCK_SKEW_MARGIN_MS))
       : createRedisLeases({ reserve: (key, units) => group.key(key).incrementReservoir(-units), deadlineMs });
+  // Units held when the connection drops may belong to counts Redis no longer has (a
+  // restart without persistence starts every window over): they are dropped, so the
+  // limit errs on the side of fewer requests, never more.
+  store?.onConnectionLost(() => counts.clear());
 
   return {
     async take(organizationId: string): Promise<LimitDecision> {

@@ -7,6 +7,8 @@ export interface RedisStore {
   readonly connection: Bottleneck.IORedisConnection;
   /** True while Redis answers: only then is a limiter asked anything. */
   usable(): boolean;
+  /** Calls `listener` whenever the connection to Redis drops. */
+  onConnectionLost(listener: () => void): void;
   close(): Promise<void>;
 }
 
@@ -49,8 +51,11 @@ export function connectRedisStore(redisUrl: string, logger: Logger): RedisStore 
   connection.on('error', (err: unknown) => {
     if (!closed) logger.debug({ err }, 'redis limiter connection error');
   });
+  const lostListeners: Array<() => void> = [];
   client.on('close', () => {
-    if (closed || lost) return;
+    if (closed) return;
+    for (const listener of lostListeners) listener();
+    if (lost) return;
     lost = true;
     logger.warn('redis is unreachable: requests are denied with 503 until it answers again');
   });
@@ -63,6 +68,9 @@ export function connectRedisStore(redisUrl: string, logger: Logger): RedisStore 
   return {
     connection,
     usable: () => connectionReady && client.status === 'ready',
+    onConnectionLost: (listener) => {
+      lostListeners.push(listener);
+    },
     async close() {
       closed = true;
       // disconnect(false): drop the sockets at once. QUIT (flush=true) would wait for a
