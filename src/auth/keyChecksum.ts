@@ -19,12 +19,18 @@ const CRC32_TABLE: Uint32Array = (() => {
   return table;
 })();
 
-/** CRC-32 (zlib's) of the given bytes, as an unsigned 32-bit integer. */
-export function crc32(bytes: Uint8Array): number {
+/**
+ * CRC-32 (zlib's) of ASCII text, as an unsigned 32-bit integer. Key text is base62
+ * (its form is checked first), so its UTF-8 bytes are its char codes: the CRC runs
+ * over those directly, with no byte array per request.
+ */
+export function crc32(asciiText: string): number {
   let crc = 0xffffffff;
-  for (const byte of bytes) {
+  for (let i = 0; i < asciiText.length; i++) {
+    const code = asciiText.charCodeAt(i);
+    if (code > 0x7f) throw new RangeError('crc32 takes ASCII text only');
     // The table has 256 entries and the index is masked to 0..255, so it is always defined.
-    crc = (CRC32_TABLE[(crc ^ byte) & 0xff] as number) ^ (crc >>> 8);
+    crc = (CRC32_TABLE[(crc ^ code) & 0xff] as number) ^ (crc >>> 8);
   }
   return (crc ^ 0xffffffff) >>> 0;
 }
@@ -40,17 +46,7 @@ export function toBase62(value: number, width: number): string {
   return digits.padStart(width, '0');
 }
 
-/**
- * The 6 checksum characters for the 32 random characters of a key. The callers pass
- * base62 text only (the key's form is checked first), whose UTF-8 bytes are its char
- * codes: the CRC runs over those directly, with no byte array per request.
- */
+/** The 6 checksum characters for the 32 random characters of a key. */
 export function keyChecksum(randomPart: string): string {
-  let crc = 0xffffffff;
-  for (let i = 0; i < randomPart.length; i++) {
-    const code = randomPart.charCodeAt(i);
-    if (code > 0x7f) throw new RangeError('keyChecksum takes ASCII text only');
-    crc = (CRC32_TABLE[(crc ^ code) & 0xff] as number) ^ (crc >>> 8);
-  }
-  return toBase62((crc ^ 0xffffffff) >>> 0, CHECKSUM_LENGTH);
+  return toBase62(crc32(randomPart), CHECKSUM_LENGTH);
 }
