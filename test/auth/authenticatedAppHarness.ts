@@ -60,8 +60,6 @@ export function useAuthenticatedApp() {
   }
 
   before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     // Generous: only the timeout test (its own app) is meant to run out of time.
     ({ authenticator, server } = await serve(5000));
   });
@@ -69,11 +67,9 @@ export function useAuthenticatedApp() {
     keyServiceCalls.length = 0;
     limiterCalls.length = 0;
   });
-  afterEach(() => nock.cleanAll());
   after(async () => {
     await authenticator.close();
     await server.close();
-    nock.enableNetConnect();
   });
 
   async function get(headers: Record<string, string>, path = PATH, base = server.url): Promise<Answer> {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
@@ -97,8 +96,6 @@ describe('verification gate (bounded verify calls to the key service)', () => {
     const service = heldVerify();
 
     before(async () => {
-      nock.disableNetConnect();
-      nock.enableNetConnect('127.0.0.1');
       const authenticator = createKeyAuthenticator({
         keyService: {
           verify: gateVerifications(service.verify, { maxConcurrent: 3, maxWaiting: 5 }),
@@ -112,7 +109,6 @@ describe('verification gate (bounded verify calls to the key service)', () => {
     });
     after(async () => {
       await server.close();
-      nock.enableNetConnect();
     });
 
     it('reaches the key service with at most maxConcurrent calls; the excess gets 503 at once, never a 500', async () => {

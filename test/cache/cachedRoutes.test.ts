@@ -46,20 +46,12 @@ describe('cached answers over HTTP', () => {
     );
   };
 
-  before(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  after(() => {
-    nock.enableNetConnect();
-  });
   beforeEach(() => {
     clock = T0;
     usage = recordingUsage();
   });
   afterEach(async () => {
     await server.close();
-    nock.cleanAll();
   });
 
   it('serves repeated requests from the cache with validators and cache fields, until the TTL passes', async () => {

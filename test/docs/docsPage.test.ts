@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { access, constants } from 'node:fs/promises';
-import nock from 'nock';
 import { chromium, type Browser } from 'playwright-core';
 import { createApp } from '../../src/app.js';
 import { fakeServices } from '../support/fakeServices.js';
@@ -46,15 +45,12 @@ describe('GET /docs in headless Chromium', function () {
       );
       this.skip();
     }
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     server = await listen(createApp(fakeServices()));
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   });
   after(async () => {
     await browser?.close();
     await server?.close();
-    nock.enableNetConnect();
   });
 
   it('shows all four routes, asks only the gateway for anything, and breaks no CSP rule', async () => {

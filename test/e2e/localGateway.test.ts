@@ -49,8 +49,6 @@ describe('gateway with the embedded local platform and key service (real HTTP)',
 
   before(async function () {
     this.timeout(30_000);
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     dir = await tempDir('e2e-gateway-');
     const config = loadConfig({ PORT: '0', LOCAL_DATA_DIR: dir.path, LOG_LEVEL: 'silent' });
     assert.equal(config.upstreams, null, 'no upstream configured: the embedded ones start');
@@ -78,7 +76,6 @@ describe('gateway with the embedded local platform and key service (real HTTP)',
       for (const close of others) await close(5000);
     }
     await dir?.remove();
-    nock.enableNetConnect();
   });
 
   describe('every route answers the seeded sites exactly', () => {

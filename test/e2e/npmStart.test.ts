@@ -3,7 +3,6 @@ import { execFile, spawnSync } from 'node:child_process';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import nock from 'nock';
 import { childEnvironment, freePort } from '../support/childEnvironment.js';
 import { startProcessGroup, type ProcessGroup } from '../support/processGroup.js';
 import { tempDir } from '../support/tempDir.js';
@@ -70,8 +69,6 @@ describe('npm start, as the README says (real processes)', function () {
   let banner: string;
 
   before(async function () {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     dir = await tempDir('e2e-npm-start-');
     ({ gateway, port, banner } = await startNpmStart(dir.path));
   });
@@ -79,7 +76,6 @@ describe('npm start, as the README says (real processes)', function () {
   after(async () => {
     await gateway?.destroy();
     await dir?.remove();
-    nock.enableNetConnect();
   });
 
   it('prints where it listens, the demo key, and a curl line per route that answers 200 in the envelope', async () => {
@@ -156,14 +152,11 @@ describe('npm start, stopped by a SIGTERM to npm alone (real processes)', functi
   let gateway: ProcessGroup | undefined;
 
   before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     dir = await tempDir('e2e-npm-start-');
   });
   after(async () => {
     await gateway?.destroy();
     await dir?.remove();
-    nock.enableNetConnect();
   });
 
   it('waits for the gateway to shut down and exits 0 within 10 s, leaving no process', async () => {

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import nock from 'nock';
 import { seedPlatformData } from '../../src/local/seedData.js';
 import { childEnvironment } from '../support/childEnvironment.js';
 import { startFakeKeyService, type FakeKeyService } from '../support/fakeKeyService.js';
@@ -35,8 +34,6 @@ describe('SIGTERM through the real main process: in-flight requests answered, us
   const stranger = testKey('e2e shutdown stranger');
 
   before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     dir = await tempDir('e2e-shutdown-');
     keyService = await startFakeKeyService();
     const expiresAt = new Date(Date.now() + 365 * DAY_MS).toISOString();
@@ -51,7 +48,6 @@ describe('SIGTERM through the real main process: in-flight requests answered, us
     await platform?.close();
     await keyService?.close();
     await dir?.remove();
-    nock.enableNetConnect();
   });
 
   it('answers the requests in flight, exits 0 within 10 s, and the key service got one event per 200/304', async () => {

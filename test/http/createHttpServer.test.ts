@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
-import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createHttpServer, HTTP_SERVER_DEFAULTS } from '../../src/http/createHttpServer.js';
@@ -25,11 +24,6 @@ function parseRaw(raw: string): { status: number; headers: Map<string, string>; 
 }
 
 describe('createHttpServer', () => {
-  before(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  after(() => nock.enableNetConnect());
 
   it('sets Node timeouts so slow clients cannot hold sockets', () => {
     const server = createHttpServer(createApp(fakeServices()));

@@ -10,12 +10,6 @@ import { listen } from '../support/http.js';
 const KEY_SERVICE_URL = 'http://keys.test';
 
 describe('readiness', () => {
-  before(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterEach(() => nock.cleanAll());
-  after(() => nock.enableNetConnect());
 
   describe('GET /readyz', () => {
     let server: Awaited<ReturnType<typeof listen>>;

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import nock from 'nock';
 import { createApp } from '../../src/app.js';
 import { fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
@@ -10,13 +9,10 @@ describe('X-Request-Id', () => {
   let server: Awaited<ReturnType<typeof listen>>;
 
   before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     server = await listen(createApp(fakeServices()));
   });
   after(async () => {
     await server.close();
-    nock.enableNetConnect();
   });
 
   /** A 401 (no key): an error envelope, which must carry the id in meta.requestId. */

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import nock from 'nock';
 import type { Authenticator } from '../../src/auth/principal.js';
 import { assertSafeFailure, serveApp, type ServedApp } from '../support/callApi.js';
 import { fakeAuthenticator } from '../support/fakeServices.js';
@@ -11,8 +10,6 @@ describe('unmatched paths and methods', () => {
   let authentications = 0;
 
   before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     const real = fakeAuthenticator();
     const counting: Authenticator = {
       authenticate(credentials) {
@@ -27,7 +24,6 @@ describe('unmatched paths and methods', () => {
   });
   after(async () => {
     await app.close();
-    nock.enableNetConnect();
   });
 
   it('answers 404 NOT_FOUND in the envelope for unknown paths under /v1/api/, before authentication', async () => {

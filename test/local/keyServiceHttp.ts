@@ -1,4 +1,3 @@
-import nock from 'nock';
 import { startLocalKeyService, type LocalKeyService } from '../../src/local/localKeyService.js';
 import { mutableClock, type MutableClock } from '../support/mutableClock.js';
 import { tempDir } from '../support/tempDir.js';
@@ -110,13 +109,6 @@ export class LocalKeyServiceFixture {
 
   /** Registers the suite's hooks; call once at the top of a describe(). */
   useHooks(): this {
-    before(() => {
-      nock.disableNetConnect();
-      nock.enableNetConnect('127.0.0.1');
-    });
-    after(() => {
-      nock.enableNetConnect();
-    });
     beforeEach(async () => {
       this.clock.set(this.start);
       this.dir = await tempDir(this.dirPrefix);

@@ -5,7 +5,6 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import nock from 'nock';
 import { isWellFormedKey, keyHashOf } from '../../src/local/keyMaterial.js';
 import type { Key } from '../../src/local/keyStore.js';
 import { runKeysCli } from '../../src/local/keysCli.js';
@@ -55,8 +54,6 @@ describe('npm run keys (src/local/keysCli.ts)', () => {
   let local: Record<string, string>;
 
   before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     dir = await tempDir('local-cli-');
     // A running local key service announces itself in the data directory, as `npm start` does.
     service = await startLocalKeyService({ dataDir: dir.path });
@@ -65,7 +62,6 @@ describe('npm run keys (src/local/keysCli.ts)', () => {
   after(async () => {
     await service.close();
     await dir.remove();
-    nock.enableNetConnect();
   });
 
   it('creates, lists and revokes through the running local key service', async () => {

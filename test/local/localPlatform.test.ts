@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { buildSchema, print, validate, type DocumentNode } from 'graphql';
-import nock from 'nock';
 import {
   AiVisibilityDocument,
   KeywordsDocument,
@@ -89,13 +88,10 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
   };
 
   before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     platform = await startLocalPlatform({ data: seedPlatformData(NOW) });
   });
   after(async () => {
     await platform.close();
-    nock.enableNetConnect();
   });
 
   describe('transport', () => {

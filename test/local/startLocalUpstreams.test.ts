@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
-import nock from 'nock';
 import { RankingsDocument } from '../../src/generated/graphql.js';
 import { keyHashOf } from '../../src/local/keyMaterial.js';
 import { startLocalUpstreams } from '../../src/local/startLocalUpstreams.js';
@@ -16,13 +15,6 @@ const exists = (path: string) => access(path).then(() => true, () => false);
 describe('startLocalUpstreams', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
 
-  before(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  after(() => {
-    nock.enableNetConnect();
-  });
   beforeEach(async () => {
     dir = await tempDir('local-upstreams-');
   });

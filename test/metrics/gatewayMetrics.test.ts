@@ -24,8 +24,6 @@ describe('metrics', () => {
     let server: Awaited<ReturnType<typeof listen>>;
 
     before(async () => {
-      nock.disableNetConnect();
-      nock.enableNetConnect('127.0.0.1');
       metrics = createGatewayMetrics();
       const platform = createPlatformClient({
         url: PLATFORM_URL,
@@ -37,8 +35,6 @@ describe('metrics', () => {
     });
     after(async () => {
       await server.close();
-      nock.cleanAll();
-      nock.enableNetConnect();
     });
 
     async function scrape(): Promise<{ contentType: string | null; text: string }> {

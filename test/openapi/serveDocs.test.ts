@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import nock from 'nock';
 import { createApp } from '../../src/app.js';
 import { DOCS_CONTENT_SECURITY_POLICY } from '../../src/openapi/serveDocs.js';
 import { fakeServices } from '../support/fakeServices.js';
@@ -9,13 +8,10 @@ describe('GET /docs and its assets', () => {
   let server: Awaited<ReturnType<typeof listenHardened>>;
 
   before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     server = await listenHardened(createApp(fakeServices()));
   });
   after(async () => {
     await server.close();
-    nock.enableNetConnect();
   });
 
   it('serves the page without a key, under a strict Content-Security-Policy', async () => {

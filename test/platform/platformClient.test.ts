@@ -24,9 +24,6 @@ describe('platform client', () => {
   let client: PlatformClient;
   const ask = () => client.request(AiVisibilityDocument, VARIABLES);
 
-  before(() => {
-    nock.disableNetConnect();
-  });
   beforeEach(() => {
     calls = [];
     client = createPlatformClient({
@@ -35,12 +32,6 @@ describe('platform client', () => {
       timeoutMs: 5000,
       onCall: (operation, _seconds, outcome) => calls.push({ operation, outcome }),
     });
-  });
-  afterEach(() => {
-    nock.cleanAll();
-  });
-  after(() => {
-    nock.enableNetConnect();
   });
 
   it('posts the typed document with its variables and the service token, and returns data', async () => {
@@ -179,13 +170,8 @@ describe('platform client', () => {
         probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
       });
     });
-    nock.enableNetConnect('127.0.0.1');
-    try {
-      const local = createPlatformClient({ url: `http://127.0.0.1:${port}/graphql`, token: PLATFORM_TOKEN, timeoutMs: 2000 });
-      await assert.rejects(() => local.request(AiVisibilityDocument, VARIABLES), upstream('unreachable'));
-    } finally {
-      nock.disableNetConnect();
-    }
+    const local = createPlatformClient({ url: `http://127.0.0.1:${port}/graphql`, token: PLATFORM_TOKEN, timeoutMs: 2000 });
+    await assert.rejects(() => local.request(AiVisibilityDocument, VARIABLES), upstream('unreachable'));
   });
 
   it('turns an answer later than timeoutMs into timeout', async () => {

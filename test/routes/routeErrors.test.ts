@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import nock from 'nock';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
 import { assertSafeFailure, serveApp, type ServedApp } from '../support/callApi.js';
 import { PLATFORM_TOKEN, PLATFORM_URL } from '../support/fakeServices.js';
@@ -23,18 +22,14 @@ describe('route errors', () => {
   let impatient: ServedApp;
 
   before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     app = await serveApp();
     impatient = await serveApp({
       platform: createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 100 }),
     });
   });
-  afterEach(() => nock.cleanAll());
   after(async () => {
     await app.close();
     await impatient.close();
-    nock.enableNetConnect();
   });
 
   for (const route of ROUTES) {

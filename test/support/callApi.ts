@@ -48,14 +48,10 @@ export async function serveApp(overrides: Partial<Services> = {}): Promise<Serve
 export function useServedApp(overrides: Partial<Services> = {}): () => ServedApp {
   let app: ServedApp | undefined;
   before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     app = await serveApp(overrides);
   });
-  afterEach(() => nock.cleanAll());
   after(async () => {
     await app?.close();
-    nock.enableNetConnect();
   });
   return () => {
     if (!app) throw new Error('the served app is only there inside tests');

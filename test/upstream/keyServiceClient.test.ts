@@ -38,12 +38,6 @@ const isUpstream = (failure: UpstreamError['failure'], retryAfter?: number) => (
 };
 
 describe('keyServiceClient', () => {
-  before(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  afterEach(() => nock.cleanAll());
-  after(() => nock.enableNetConnect());
 
   describe('verify', () => {
     it('posts only the hash, with the service token, and reads the verification', async () => {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import nock from 'nock';
 import { CallTimeoutError, createNodeHttpFetch } from '../../src/upstream/nodeHttpFetch.js';
 import { listen } from '../support/http.js';
 
@@ -13,8 +12,6 @@ describe('node:http fetch for platform calls', () => {
   const fetchOverHttp = createNodeHttpFetch();
 
   before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     server = await listen({
       callback: () => (req: IncomingMessage, res: ServerResponse) => {
         const chunks: Buffer[] = [];
@@ -25,7 +22,6 @@ describe('node:http fetch for platform calls', () => {
   });
   after(async () => {
     await server.close();
-    nock.enableNetConnect();
   });
 
   it('sends the method, headers and body, and returns status, headers and body', async () => {

@@ -68,13 +68,6 @@ describe('usage metering over HTTP', () => {
       headers: { authorization: `Bearer ${token}`, ...headers },
     });
 
-  before(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
-  after(() => {
-    nock.enableNetConnect();
-  });
   beforeEach(async () => {
     sink = new KeyServiceUsage(2);
     usage = createUsageBuffer({
@@ -97,7 +90,6 @@ describe('usage metering over HTTP', () => {
     await server.close();
     await limiter.close();
     await usage.close(1000);
-    nock.cleanAll();
   });
 
   it('counts exactly the 200s and 304s of a burst of mixed outcomes, once each, even when the key service fails first', async () => {
