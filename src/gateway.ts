@@ -1,4 +1,3 @@
-import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
@@ -7,6 +6,7 @@ import { gateVerifications } from './auth/verificationGate.js';
 import { createAnswerCache } from './cache/createAnswerCache.js';
 import type { Config, UpstreamTarget } from './config.js';
 import { createHttpServer } from './http/createHttpServer.js';
+import { listenOn } from './http/listenOn.js';
 import { createReadiness } from './http/readiness.js';
 import { keyServiceProbe, platformProbe } from './http/readinessProbes.js';
 import { createRequestLimiter } from './limits/createRequestLimiter.js';
@@ -77,21 +77,13 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
 
   const app = createApp({ logger, now, authenticator, limiter, cache, usage, platform, metrics, readiness });
   const server = createHttpServer(app, { logger, metrics });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  }).catch(async (err: unknown) => {
+  const url = await listenOn(server, config.host, config.port).catch(async (err: unknown) => {
     await Promise.allSettled([usage.close(0), limiter.close(), authenticator.close(), local?.close()]);
     throw err;
   });
 
-  const { port } = server.address() as AddressInfo;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   return {
-    url: `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`,
+    url,
     server,
     local,
     closers: [

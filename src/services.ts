@@ -8,7 +8,7 @@ import type { PlatformClient } from './platform/platformClient.js';
 import type { UsageRecorder } from './usage/usageRecorder.js';
 
 /**
- * Everything a request may need, built once in main.ts (or by a test, with fakes)
+ * Everything a request may need, built once in gateway.ts (or by a test, with fakes)
  * and handed to createApp. No middleware constructs its own dependencies.
  */
 export interface Services {
@@ -19,7 +19,7 @@ export interface Services {
   readonly cache: AnswerCache;
   readonly usage: UsageRecorder;
   readonly platform: PlatformClient;
-  /** Prometheus metrics for GET /metrics; main.ts hands the same object to every hook. Absent: a fresh registry. */
+  /** Prometheus metrics for GET /metrics; gateway.ts hands the same object to every hook. Absent: a fresh registry. */
   readonly metrics?: GatewayMetrics;
   /** Upstream probes for GET /readyz. Absent: always ready (tests). */
   readonly readiness?: Readiness;

@@ -44,7 +44,7 @@ interface ClientError extends Error {
 /**
  * The gateway's HTTP server: Node's timeouts set so slow clients cannot hold sockets,
  * and oversized URLs and headers answered 414 / 431 in the JSON envelope instead of
- * Node's bare status line. Listening and shutdown stay with main.ts.
+ * Node's bare status line. Listening stays with gateway.ts, shutdown with lifecycle/shutdown.ts.
  */
 export function createHttpServer(app: { callback(): RequestListener }, options: HttpServerOptions = {}): Server {
   const settings = { ...HTTP_SERVER_DEFAULTS, ...withoutUndefined(options) };

@@ -22,7 +22,7 @@ export interface RequestLimiterOptions {
   readonly redisDeadlineMs?: number;
 }
 
-/** The limiter main.ts builds: the middleware's RequestLimiter, plus readiness. */
+/** The limiter gateway.ts builds: the middleware's RequestLimiter, plus readiness. */
 export interface ManagedRequestLimiter extends RequestLimiter {
   /** False while the limit cannot be enforced (Redis not answering): for the readiness probe. */
   available(): boolean;

@@ -1,6 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 
 /** What the two local upstreams share: service tokens, bodies, listening and closing. */
 
@@ -45,20 +44,6 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
 export function sendUnauthorized(res: ServerResponse): void {
   res.writeHead(401, { 'content-length': 0 });
   res.end();
-}
-
-/** Listens on host:port (0: a free port) and answers the base URL. */
-export async function listenOn(server: Server, host: string, port: number): Promise<string> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const address = server.address() as AddressInfo;
-  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-  return `http://${shownHost}:${address.port}`;
 }
 
 /** Closes the server and every open connection (keep-alive and event streams included). */

@@ -1,11 +1,12 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import { announceEndpoint, DATA_FILE_NAME, lockDataDir, withdrawEndpoint } from './dataDirFiles.js';
-import { parseDateTime } from './dateText.js';
+import { parseDateTime } from '../rfc3339.js';
 import { KeyEventLog, toSseFrame, type KeyEvent } from './keyEvents.js';
 import { keyHashOf } from './keyMaterial.js';
 import { isActive, KeyStore, type Organization, type UsageEvent } from './keyStore.js';
-import { BodyTooLarge, closeServer, hasServiceToken, listenOn, newServiceToken, readBody, sendJson, sendUnauthorized } from './localHttp.js';
+import { listenOn } from '../http/listenOn.js';
+import { BodyTooLarge, closeServer, hasServiceToken, newServiceToken, readBody, sendJson, sendUnauthorized } from './localHttp.js';
 import { LOCAL_KEYS } from './seedAccounts.js';
 
 /**

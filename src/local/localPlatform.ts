@@ -13,8 +13,9 @@ import {
   type GraphQLFormattedError,
   type GraphQLSchema,
 } from 'graphql';
-import { isCalendarDate, parseDateTime } from './dateText.js';
-import { BodyTooLarge, closeServer, hasServiceToken, listenOn, newServiceToken, readBody, sendJson, sendUnauthorized } from './localHttp.js';
+import { isCalendarDate, parseDateTime } from '../rfc3339.js';
+import { listenOn } from '../http/listenOn.js';
+import { BodyTooLarge, closeServer, hasServiceToken, newServiceToken, readBody, sendJson, sendUnauthorized } from './localHttp.js';
 import type { PlatformData } from './platformData.js';
 import { rootValue } from './platformResolvers.js';
 

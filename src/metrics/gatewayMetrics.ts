@@ -42,7 +42,7 @@ export interface GatewayMetrics {
 }
 
 export interface GatewayMetricsOptions {
-  /** Also collect Node's process metrics (CPU, memory, event loop, GC). main.ts: true. */
+  /** Also collect Node's process metrics (CPU, memory, event loop, GC). gateway.ts: true. */
   readonly processMetrics?: boolean;
   /** Prefix of every metric name. */
   readonly prefix?: string;

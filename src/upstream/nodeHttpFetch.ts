@@ -51,8 +51,7 @@ export function createNodeHttpFetch(options: NodeHttpFetchOptions = {}): Upstrea
 
   return (input, init) =>
     new Promise<UpstreamResponse>((resolve, reject) => {
-      // Cleared wherever the call settles. (No named helper closures here: tsx wraps each
-      // in a `__name` call, a defineProperty on every call.)
+      // Cleared wherever the call settles.
       let timer: NodeJS.Timeout | undefined;
       // graphql-request passes the URL it has already parsed.
       const url = typeof input === 'string' ? new URL(input) : input;

@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createHttpServer, type HttpServerOptions } from '../../src/http/createHttpServer.js';
 
-/** Serves an app through createHttpServer (as main.ts does) on a free loopback port. */
+/** Serves an app through createHttpServer (as gateway.ts does) on a free loopback port. */
 export async function listenHardened(
   app: { callback(): (req: IncomingMessage, res: ServerResponse) => void },
   options: HttpServerOptions = {},

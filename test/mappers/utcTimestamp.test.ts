@@ -24,7 +24,7 @@ describe('toUtcTimestamp', () => {
   });
 
   it('refuses text that is not an RFC 3339 date-time', () => {
-    for (const text of ['', 'yesterday', '2026-11-20', '2026-11-20T14:05:00', '2026-11-20T14:05+01:00', '1795183500000', '2026-13-40T14:05:00Z', '2026-02-30T10:00:00Z', '2026-04-31T10:00:00+01:00']) {
+    for (const text of ['', 'yesterday', '2026-11-20', '2026-11-20T14:05:00', '2026-11-20T14:05+01:00', '1795183500000', '2026-13-40T14:05:00Z', '2026-02-30T10:00:00Z', '2026-04-31T10:00:00+01:00', '2026-11-20T25:05:00Z', '2026-11-20T14:60:00Z']) {
       assert.throws(() => toUtcTimestamp(text), TypeError, JSON.stringify(text));
     }
   });
