@@ -1,56 +1,70 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
+import type Koa from 'koa';
+import { listenOn } from '../http/listenOn.js';
 
-/** What the two local upstreams share: service tokens, bodies, listening and closing. */
+/** What the two embedded upstreams share: service tokens, error answers, serving and closing. */
 
 export function newServiceToken(): string {
   return randomBytes(24).toString('base64url');
 }
 
-/** True when the request carries `Authorization: Bearer <token>` (compared in constant time). */
-export function hasServiceToken(req: IncomingMessage, token: string): boolean {
-  const match = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '');
-  if (!match?.[1]) return false;
+/** 401 with no body, as both upstream contracts say, unless `Authorization: Bearer <token>` (constant-time). */
+export function requireServiceToken(token: string): Koa.Middleware {
   const digest = (text: string) => createHash('sha256').update(text).digest();
-  return timingSafeEqual(digest(match[1].trim()), digest(token));
+  const expected = digest(token);
+  return async (ctx, next) => {
+    const presented = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'))?.[1]?.trim();
+    if (!presented || !timingSafeEqual(digest(presented), expected)) {
+      ctx.body = null; // before the status: Koa makes a null body after it a 204
+      ctx.status = 401;
+      return;
+    }
+    await next();
+  };
 }
 
-export class BodyTooLarge extends Error {}
-
-/** The request body as text, refusing more than `maxBytes`. */
-export async function readBody(req: IncomingMessage, maxBytes: number): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > maxBytes) throw new BodyTooLarge(`body larger than ${maxBytes} bytes`);
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/**
+ * Answers every error in the upstream's own shape: what the body parser or a handler throws
+ * keeps its 4xx status (anything else is a 500), and an unmatched path (404) or method (405,
+ * its Allow header set by the router) gets a body too.
+ */
+export function answerErrors(bodyFor: (status: number, message: string) => unknown): Koa.Middleware {
+  return async (ctx, next) => {
+    try {
+      await next();
+      if (ctx.body === undefined && ctx.status >= 400) ctx.body = bodyFor(ctx.status, ctx.message);
+    } catch (err: unknown) {
+      const status = statusOf(err);
+      ctx.status = status ?? 500;
+      ctx.body = bodyFor(ctx.status, status !== null && err instanceof Error ? err.message : 'internal error');
+    }
+  };
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json; charset=utf-8',
-    'content-length': Buffer.byteLength(text),
-    ...headers,
-  });
-  res.end(text);
+function statusOf(err: unknown): number | null {
+  const status = typeof err === 'object' && err !== null ? (err as { status?: unknown }).status : undefined;
+  return typeof status === 'number' && status >= 400 && status < 500 ? status : null;
 }
 
-/** 401 with no body, as both upstream contracts say. */
-export function sendUnauthorized(res: ServerResponse): void {
-  res.writeHead(401, { 'content-length': 0 });
-  res.end();
+export interface ServedApp {
+  /** Base URL without a trailing slash, e.g. http://127.0.0.1:41235 */
+  readonly url: string;
+  /** Closes the server and every open connection (keep-alive and event streams included). */
+  close(): Promise<void>;
 }
 
-/** Closes the server and every open connection (keep-alive and event streams included). */
-export async function closeServer(server: Server): Promise<void> {
-  if (!server.listening) return;
-  await new Promise<void>((resolve, reject) => {
-    server.close((err) => (err ? reject(err) : resolve()));
-    server.closeAllConnections();
-  });
+export async function serve(app: Koa, host: string, port: number): Promise<ServedApp> {
+  app.silent = true; // a local stand-in: its failures are answered, not logged
+  const server = createServer(app.callback());
+  const url = await listenOn(server, host, port);
+  return {
+    url,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        if (!server.listening) return resolve();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
 }

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { bodyParser } from '@koa/bodyparser';
+import Router from '@koa/router';
 import {
   buildSchema,
   execute,
@@ -13,14 +14,15 @@ import {
   type GraphQLFormattedError,
   type GraphQLSchema,
 } from 'graphql';
+import Koa from 'koa';
+import { z } from 'zod';
 import { isCalendarDate, parseDateTime } from '../rfc3339.js';
-import { listenOn } from '../http/listenOn.js';
-import { BodyTooLarge, closeServer, hasServiceToken, newServiceToken, readBody, sendJson, sendUnauthorized } from './localHttp.js';
+import { answerErrors, newServiceToken, requireServiceToken, serve } from './localHttp.js';
 import type { PlatformData } from './platformData.js';
 import { rootValue } from './platformResolvers.js';
 
 /**
- * The embedded platform: a real GraphQL server for the vendored platform.graphql, on
+ * The embedded stand-in for the platform: a real GraphQL server for the vendored platform.graphql, on
  * loopback, with the platform's service-token auth and page limit. Parsing and validating
  * happen once per distinct query text, so a benchmark measures the gateway, not this.
  */
@@ -41,27 +43,39 @@ export interface LocalPlatform {
   close(): Promise<void>;
 }
 
-export interface GraphQLRequestBody {
-  query: string;
-  variables?: Record<string, unknown> | null;
-  operationName?: string | null;
-}
+const GraphQLRequestBody = z.object({
+  query: z.string().refine((query) => query.trim() !== '', 'query must be a non-empty string'),
+  variables: z.record(z.string(), z.unknown()).nullish(),
+  operationName: z.string().nullish(),
+});
+export type GraphQLRequestBody = z.infer<typeof GraphQLRequestBody>;
 
 const SCHEMA_PATH = new URL('../../queries/schema/platform.graphql', import.meta.url);
-const MAX_BODY_BYTES = 1_000_000;
 const MAX_CACHED_DOCUMENTS = 500;
 
 export async function startLocalPlatform(options: LocalPlatformOptions): Promise<LocalPlatform> {
   const token = options.token ?? newServiceToken();
   const executor = createPlatformExecutor(options.data);
-  const server = createServer((req, res) => {
-    handle(req, res, token, executor).catch(() => {
-      if (!res.headersSent) sendJson(res, 500, { errors: [{ message: 'internal error' }] });
-      else res.destroy();
-    });
+  const router = new Router();
+  router.post('/graphql', (ctx) => {
+    const body = GraphQLRequestBody.safeParse(ctx.request.body);
+    if (!body.success) return ctx.throw(400, body.error.issues.map((issue) => issue.message).join('; '));
+    const result = executor.execute(body.data);
+    const answer: { data?: unknown; errors?: GraphQLFormattedError[] } = {};
+    if ('data' in result) answer.data = result.data;
+    if (result.errors && result.errors.length > 0) answer.errors = result.errors.map((e) => e.toJSON());
+    ctx.body = answer;
   });
-  const base = await listenOn(server, options.host ?? '127.0.0.1', options.port ?? 0);
-  return { url: `${base}/graphql`, token, close: () => closeServer(server) };
+
+  const app = new Koa();
+  const code = (status: number) => (status === 400 ? 'BAD_REQUEST' : status === 500 ? 'INTERNAL_SERVER_ERROR' : 'NOT_FOUND');
+  app.use(answerErrors((status, message) => ({ errors: [{ message, extensions: { code: code(status) } }] })));
+  app.use(requireServiceToken(token));
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb' }));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  const served = await serve(app, options.host ?? '127.0.0.1', options.port ?? 0);
+  return { url: `${served.url}/graphql`, token, close: served.close };
 }
 
 export interface PlatformExecutor {
@@ -149,51 +163,4 @@ function withCode(error: GraphQLError, code: string): GraphQLError {
     originalError: error.originalError,
     extensions: { ...error.extensions, code },
   });
-}
-
-async function handle(req: IncomingMessage, res: ServerResponse, token: string, executor: PlatformExecutor): Promise<void> {
-  if (!hasServiceToken(req, token)) return sendUnauthorized(res);
-  const path = (req.url ?? '/').split('?')[0];
-  if (path !== '/graphql') return sendJson(res, 404, { errors: [{ message: 'not found: POST /graphql' }] });
-  if (req.method !== 'POST') return sendJson(res, 405, { errors: [{ message: 'use POST' }] }, { allow: 'POST' });
-
-  let text: string;
-  try {
-    text = await readBody(req, MAX_BODY_BYTES);
-  } catch (err: unknown) {
-    if (err instanceof BodyTooLarge) return sendJson(res, 413, { errors: [{ message: err.message }] });
-    throw err;
-  }
-  const body = toRequestBody(text);
-  if (typeof body === 'string') return sendJson(res, 400, { errors: [{ message: body, extensions: { code: 'BAD_REQUEST' } }] });
-
-  const result = executor.execute(body);
-  const answer: { data?: unknown; errors?: GraphQLFormattedError[] } = {};
-  if ('data' in result) answer.data = result.data;
-  if (result.errors && result.errors.length > 0) answer.errors = result.errors.map((e) => e.toJSON());
-  sendJson(res, 200, answer);
-}
-
-/** The POST body as a GraphQL request, or why it is not one. */
-function toRequestBody(text: string): GraphQLRequestBody | string {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return 'the body is not JSON';
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'the body must be a JSON object';
-  const { query, variables, operationName } = value as Record<string, unknown>;
-  if (typeof query !== 'string' || query.trim() === '') return 'query must be a non-empty string';
-  if (variables !== undefined && variables !== null && (typeof variables !== 'object' || Array.isArray(variables))) {
-    return 'variables must be an object';
-  }
-  if (operationName !== undefined && operationName !== null && typeof operationName !== 'string') {
-    return 'operationName must be a string';
-  }
-  return {
-    query,
-    variables: (variables ?? null) as Record<string, unknown> | null,
-    operationName: (operationName ?? null) as string | null,
-  };
 }
