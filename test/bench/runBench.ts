@@ -16,7 +16,7 @@ import { median, percentile, sumOfSamples } from './stats.js';
 /**
  * `npm run bench`: how close the gateway runs to what it cannot beat (issue 7).
  * Interleaved rounds of bounded autocannon runs; medians over the rounds; a table
- * with targets; results in bench-results/latest.json. See the README's Performance section.
+ * with targets; results in bench-results/latest.json. What it measures and why: test/bench/README.md.
  */
 
 const { values: args } = parseArgs({
