@@ -78,37 +78,22 @@ export class ConfigError extends Error {
   }
 }
 
-/** What the key CLI needs: a key service to talk to (null: the local one) and the local data dir. */
-export interface KeyCliConfig {
-  readonly keyService: UpstreamTarget | null;
-  readonly localDataDir: string;
+/** The variables the key CLI reads (src/local/keyCliConfig.ts), checked exactly as the gateway checks them. */
+export const KeyCliEnvSchema = EnvSchema.pick({ KEY_SERVICE_URL: true, KEY_SERVICE_TOKEN: true, LOCAL_DATA_DIR: true });
+
+/** The process environment, for the key CLI's own config: read here, so this file stays its only reader. */
+export function processEnvironment(): Readonly<Record<string, string | undefined>> {
+  return process.env;
 }
 
-/**
- * The key CLI's configuration: only KEY_SERVICE_URL / KEY_SERVICE_TOKEN and
- * LOCAL_DATA_DIR matter, so an operator can manage keys without naming a platform.
- */
-export function loadKeyCliConfig(env: Record<string, string | undefined> = process.env): KeyCliConfig {
-  const parsed = EnvSchema.pick({ KEY_SERVICE_URL: true, KEY_SERVICE_TOKEN: true, LOCAL_DATA_DIR: true }).safeParse(env);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'env'}: ${issue.message}`));
-  }
-  const e = parsed.data;
-  if (e.KEY_SERVICE_URL && !e.KEY_SERVICE_TOKEN) throw new ConfigError(['KEY_SERVICE_TOKEN is required with KEY_SERVICE_URL']);
-  return Object.freeze({
-    keyService:
-      e.KEY_SERVICE_URL && e.KEY_SERVICE_TOKEN
-        ? { url: e.KEY_SERVICE_URL.replace(/\/+$/, ''), token: e.KEY_SERVICE_TOKEN }
-        : null,
-    localDataDir: e.LOCAL_DATA_DIR,
-  });
+/** One line per problem, naming the variable. */
+export function problemLines(error: z.ZodError): string[] {
+  return error.issues.map((issue) => `${issue.path.join('.') || 'env'}: ${issue.message}`);
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
-  if (!parsed.success) {
-    throw new ConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'env'}: ${issue.message}`));
-  }
+  if (!parsed.success) throw new ConfigError(problemLines(parsed.error));
   const e = parsed.data;
   const problems: string[] = [];
   if (Boolean(e.PLATFORM_GRAPHQL_URL) !== Boolean(e.KEY_SERVICE_URL)) {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig, loadKeyCliConfig } from '../src/config.js';
+import { ConfigError, loadConfig } from '../src/config.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -87,22 +87,5 @@ describe('config', () => {
   it('keeps the upstream timeout below the platform cut-off of 10 s', () => {
     assert.equal(loadConfig({ UPSTREAM_TIMEOUT_MS: '9000' }).upstreamTimeoutMs, 9000);
     assert.match(problemsOf({ UPSTREAM_TIMEOUT_MS: '9001' }).join(), /at most 9000/);
-  });
-
-  describe('loadKeyCliConfig', () => {
-    it('needs only the key service variables, or none for the local key service', () => {
-      assert.deepEqual(loadKeyCliConfig({}), { keyService: null, localDataDir: '.local' });
-      assert.deepEqual(loadKeyCliConfig({ KEY_SERVICE_URL: 'http://127.0.0.1:4000/', KEY_SERVICE_TOKEN: 't' }), {
-        keyService: { url: 'http://127.0.0.1:4000', token: 't' },
-        localDataDir: '.local',
-      });
-    });
-
-    it('refuses a key service URL without its token', () => {
-      assert.throws(
-        () => loadKeyCliConfig({ KEY_SERVICE_URL: 'http://127.0.0.1:4000' }),
-        (err: unknown) => err instanceof ConfigError && /KEY_SERVICE_TOKEN is required/.test(err.message),
-      );
-    });
   });
 });
