@@ -33,7 +33,11 @@ export function answerErrors(bodyFor: (status: number, message: string) => unkno
   return async (ctx, next) => {
     try {
       await next();
-      if (ctx.body === undefined && ctx.status >= 400) ctx.body = bodyFor(ctx.status, ctx.message);
+      if (ctx.body === undefined && ctx.status >= 400) {
+        const { status } = ctx; // Koa's unmatched 404 is implicit: a body alone would make it a 200
+        ctx.body = bodyFor(status, ctx.message);
+        ctx.status = status;
+      }
     } catch (err: unknown) {
       const status = statusOf(err);
       ctx.status = status ?? 500;

@@ -82,6 +82,20 @@ describe('local key service: verify, usage and the service token', () => {
       const notJson = await callKeyService(ks.service, 'POST', '/v1/keys/verify', { body: '{oops' });
       assert.equal(notJson.status, 400);
     });
+
+    it('answers a body over 1 MB, an unknown path and another method in the same error shape, never a 500', async () => {
+      const huge = await callKeyService(ks.service, 'POST', '/v1/keys/verify', { body: { keyHash: 'a'.repeat(1_100_000) } });
+      assert.deepEqual([huge.status, huge.body], [413, { error: 'invalid_request' }]);
+      const nowhere = await callKeyService(ks.service, 'GET', '/v1/nowhere');
+      assert.deepEqual([nowhere.status, nowhere.body], [404, { error: 'not_found' }]);
+      const response = await fetch(`${ks.service.url}/v1/keys/verify`, { headers: { authorization: `Bearer ${ks.service.token}` } });
+      assert.deepEqual([response.status, await response.json()], [405, { error: 'method_not_allowed' }]);
+      assert.equal(response.headers.get('allow'), 'POST');
+      const concurrent = await Promise.all(
+        Array.from({ length: 100 }, (_, i) => verifyCall(ks.service, i % 2 === 0 ? keyHashOf(LOCAL_KEYS.demo) : `${i}`)),
+      );
+      assert.deepEqual(new Set(concurrent.map((answer) => answer.status)), new Set([200, 400]));
+    });
   });
 
   describe('POST /v1/usage', () => {

@@ -108,7 +108,17 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
       assert.equal((await post({ variables: {} })).status, 400);
       const get = await fetch(platform.url, { headers: { authorization: `Bearer ${platform.token}` } });
       assert.equal(get.status, 405);
+      assert.equal(get.headers.get('allow'), 'POST');
       await get.arrayBuffer();
+    });
+
+    it('refuses a body over 1 MB with 413 and answers an unknown path 404, both as GraphQL errors', async () => {
+      const huge = await post({ query: `{ organization(id: "${'x'.repeat(1_100_000)}") { id } }` });
+      assert.equal(huge.status, 413);
+      assert.equal(typeof huge.body.errors?.[0]?.message, 'string');
+      const nowhere = await fetch(new URL('/nowhere', platform.url), { method: 'POST', headers: { authorization: `Bearer ${platform.token}` } });
+      assert.equal(nowhere.status, 404);
+      assert.equal(((await nowhere.json()) as GraphQLAnswer).errors?.[0]?.extensions?.code, 'NOT_FOUND');
     });
 
     it('answers parse and validation errors as GraphQL errors', async () => {
