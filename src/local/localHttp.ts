@@ -1,6 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
-import type Koa from 'koa';
+import { bodyParser } from '@koa/bodyparser';
+import type Router from '@koa/router';
+import Koa from 'koa';
 import { listenOn } from '../http/listenOn.js';
 
 /** What the two embedded upstreams share: service tokens, error answers, serving and closing. */
@@ -10,7 +12,7 @@ export function newServiceToken(): string {
 }
 
 /** 401 with no body, as both upstream contracts say, unless `Authorization: Bearer <token>` (constant-time). */
-export function requireServiceToken(token: string): Koa.Middleware {
+function requireServiceToken(token: string): Koa.Middleware {
   const digest = (text: string) => createHash('sha256').update(text).digest();
   const expected = digest(token);
   return async (ctx, next) => {
@@ -29,7 +31,7 @@ export function requireServiceToken(token: string): Koa.Middleware {
  * keeps its 4xx status (anything else is a 500), and an unmatched path (404) or method (405,
  * its Allow header set by the router) gets a body too.
  */
-export function answerErrors(bodyFor: (status: number, message: string) => unknown): Koa.Middleware {
+function answerErrors(bodyFor: (status: number, message: string) => unknown): Koa.Middleware {
   return async (ctx, next) => {
     try {
       await next();
@@ -49,6 +51,20 @@ export function answerErrors(bodyFor: (status: number, message: string) => unkno
 function statusOf(err: unknown): number | null {
   const status = typeof err === 'object' && err !== null ? (err as { status?: unknown }).status : undefined;
   return typeof status === 'number' && status >= 400 && status < 500 ? status : null;
+}
+
+/**
+ * An embedded upstream's app: errors in its shape, the service token first (401 before
+ * anything else), JSON bodies up to 1 MB, then the routes; 405 with Allow for another method.
+ */
+export function upstreamApp(token: string, router: Router, bodyFor: (status: number, message: string) => unknown): Koa {
+  const app = new Koa();
+  app.use(answerErrors(bodyFor));
+  app.use(requireServiceToken(token));
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb' }));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
 }
 
 export interface ServedApp {

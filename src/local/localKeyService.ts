@@ -1,15 +1,14 @@
 import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
-import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
-import Koa from 'koa';
+import type Koa from 'koa';
 import { z } from 'zod';
 import { parseDateTime } from '../rfc3339.js';
 import { announceEndpoint, DATA_FILE_NAME, lockDataDir, withdrawEndpoint } from './dataDirFiles.js';
 import { KeyEventLog, toSseFrame } from './keyEvents.js';
 import { keyHashOf } from './keyMaterial.js';
 import { isActive, KeyStore, type Organization } from './keyStore.js';
-import { answerErrors, newServiceToken, requireServiceToken, serve } from './localHttp.js';
+import { newServiceToken, serve, upstreamApp } from './localHttp.js';
 import { LOCAL_KEYS } from './seedAccounts.js';
 
 /**
@@ -48,6 +47,8 @@ export interface LocalKeyService {
   close(): Promise<void>;
 }
 
+const MAX_EVENTS_PER_CALL = 1000;
+const NAME_MAX_CHARACTERS = 100;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const dateTime = z.string().refine((text) => parseDateTime(text) !== null);
 const nonBlank = z.string().refine((text) => text.trim() !== '');
@@ -66,10 +67,10 @@ const UsageBody = z.object({
       }),
     )
     .min(1)
-    .max(1000),
+    .max(MAX_EVENTS_PER_CALL),
 });
 const CreateKeyBody = z.object({
-  name: nonBlank.refine((name) => [...name].length <= 100),
+  name: nonBlank.refine((name) => [...name].length <= NAME_MAX_CHARACTERS),
   permissions: z.array(z.string()),
   // Checked apart: a bad expiry has its own answer, invalid_expiry.
   expiresAt: z.unknown().optional(),
@@ -198,13 +199,7 @@ function keyServiceApp({ store, events, token, streams, pingIntervalMs }: KeySer
     answer(ctx, organization ? 200 : 404, organization ? { organization } : { error: 'not_found' });
   });
 
-  const app = new Koa();
-  app.use(answerErrors((status) => ({ error: ERROR_CODES[status] ?? 'internal_error' })));
-  app.use(requireServiceToken(token));
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb' }));
-  app.use(router.routes());
-  app.use(router.allowedMethods());
-  return app;
+  return upstreamApp(token, router, (status) => ({ error: ERROR_CODES[status] ?? 'internal_error' }));
 }
 
 function organizationOf(ctx: Koa.Context & { params: Record<string, string | undefined> }): string {

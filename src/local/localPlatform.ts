@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import {
   buildSchema,
@@ -14,10 +13,9 @@ import {
   type GraphQLFormattedError,
   type GraphQLSchema,
 } from 'graphql';
-import Koa from 'koa';
 import { z } from 'zod';
 import { isCalendarDate, parseDateTime } from '../rfc3339.js';
-import { answerErrors, newServiceToken, requireServiceToken, serve } from './localHttp.js';
+import { newServiceToken, serve, upstreamApp } from './localHttp.js';
 import type { PlatformData } from './platformData.js';
 import { rootValue } from './platformResolvers.js';
 
@@ -52,6 +50,12 @@ export type GraphQLRequestBody = z.infer<typeof GraphQLRequestBody>;
 
 const SCHEMA_PATH = new URL('../../queries/schema/platform.graphql', import.meta.url);
 const MAX_CACHED_DOCUMENTS = 500;
+const ERROR_CODES: Readonly<Record<number, string>> = {
+  400: 'BAD_REQUEST',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  413: 'PAYLOAD_TOO_LARGE',
+};
 
 export async function startLocalPlatform(options: LocalPlatformOptions): Promise<LocalPlatform> {
   const token = options.token ?? newServiceToken();
@@ -67,13 +71,9 @@ export async function startLocalPlatform(options: LocalPlatformOptions): Promise
     ctx.body = answer;
   });
 
-  const app = new Koa();
-  const code = (status: number) => (status === 400 ? 'BAD_REQUEST' : status === 500 ? 'INTERNAL_SERVER_ERROR' : 'NOT_FOUND');
-  app.use(answerErrors((status, message) => ({ errors: [{ message, extensions: { code: code(status) } }] })));
-  app.use(requireServiceToken(token));
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb' }));
-  app.use(router.routes());
-  app.use(router.allowedMethods());
+  const app = upstreamApp(token, router, (status, message) => ({
+    errors: [{ message, extensions: { code: ERROR_CODES[status] ?? 'INTERNAL_SERVER_ERROR' } }],
+  }));
   const served = await serve(app, options.host ?? '127.0.0.1', options.port ?? 0);
   return { url: `${served.url}/graphql`, token, close: served.close };
 }
