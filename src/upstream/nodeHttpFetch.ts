@@ -28,7 +28,7 @@ export class CallTimeoutError extends Error {
  * The `fetch` of the upstream calls: graphql-request's platform calls and the key
  * service's verify and usage calls, over node:http(s) with a keep-alive agent instead
  * of the global fetch (undici). Measured by `npm run bench`
- * (the README's Performance section): the global fetch spent about as much CPU per platform
+ * (test/bench/README.md): the global fetch spent about as much CPU per platform
  * call as the rest of a cold request together, most of it in web streams it builds
  * for request and response bodies that are small strings here.
  *
