@@ -2,9 +2,9 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config.js';
-import { loadKeyCliConfig } from './keyCliConfig.js';
 import { DataDirBusy, runningEndpoint } from './dataDirFiles.js';
 import { DAY_MS } from './dateText.js';
+import { loadKeyCliConfig } from './keyCliConfig.js';
 import {
   createKey,
   KeyManagementRefusal,

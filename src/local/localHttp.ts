@@ -59,6 +59,7 @@ function statusOf(err: unknown): number | null {
  */
 export function upstreamApp(token: string, router: Router, bodyFor: (status: number, message: string) => unknown): Koa {
   const app = new Koa();
+  app.silent = true; // a stand-in: its failures are answered, not logged
   app.use(answerErrors(bodyFor));
   app.use(requireServiceToken(token));
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb' }));
@@ -75,7 +76,6 @@ export interface ServedApp {
 }
 
 export async function serve(app: Koa, host: string, port: number): Promise<ServedApp> {
-  app.silent = true; // a local stand-in: its failures are answered, not logged
   const server = createServer(app.callback());
   const url = await listenOn(server, host, port);
   return {

@@ -134,6 +134,5 @@ export function useAuthenticatedApp() {
     assert.deepEqual(limiterCalls, [], 'the limiter ran before authentication decided');
   }
 
-
   return { keyServiceCalls, limiterCalls, serve, get, getRaw, keyServiceAnswers, platformAnswersFor, header, assertRefused };
 }

@@ -24,7 +24,6 @@ function parseRaw(raw: string): { status: number; headers: Map<string, string>; 
 }
 
 describe('createHttpServer', () => {
-
   it('sets Node timeouts so slow clients cannot hold sockets', () => {
     const server = createHttpServer(createApp(fakeServices()));
     assert.equal(server.headersTimeout, HTTP_SERVER_DEFAULTS.headersTimeoutMs);

@@ -10,7 +10,6 @@ import { listen } from '../support/http.js';
 const KEY_SERVICE_URL = 'http://keys.test';
 
 describe('readiness', () => {
-
   describe('GET /readyz', () => {
     let server: Awaited<ReturnType<typeof listen>>;
     let redisUp = true;

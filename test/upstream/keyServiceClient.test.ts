@@ -38,7 +38,6 @@ const isUpstream = (failure: UpstreamError['failure'], retryAfter?: number) => (
 };
 
 describe('keyServiceClient', () => {
-
   describe('verify', () => {
     it('posts only the hash, with the service token, and reads the verification', async () => {
       const scope = nock(KEY_SERVICE, { reqheaders: { authorization: `Bearer ${TOKEN}` } })
