@@ -1,9 +1,9 @@
-import type { Key } from './keyStore.js';
+import { ACTIVE_KEY_LIMIT, MAX_LIFETIME_DAYS, NAME_MAX_CHARACTERS, type Key } from './keyStore.js';
 
 /**
  * The organization-settings calls of the key service (create, list, revoke) over HTTP, as
- * key-service.md describes them. Every refusal becomes a KeyManagementRefusal with a code
- * and a one-line message for a person.
+ * key-service.md describes them. Every refusal becomes a KeyManagementRefusal with a
+ * one-line message for a person.
  */
 
 export interface KeyServiceTarget {
@@ -16,22 +16,10 @@ export interface Actor {
   readonly permissions: readonly string[];
 }
 
-export type RefusalCode =
-  | 'forbidden'
-  | 'not_found'
-  | 'active_key_limit'
-  | 'invalid_expiry'
-  | 'invalid_request'
-  | 'unauthorized'
-  | 'busy'
-  | 'unreachable'
-  | 'unexpected';
-
 export class KeyManagementRefusal extends Error {
   constructor(
-    readonly code: RefusalCode,
     message: string,
-    /** For `unreachable`: the connection was never made, so nothing happened. */
+    /** The connection was never made, so nothing happened. */
     readonly connectionRefused = false,
   ) {
     super(message);
@@ -88,7 +76,6 @@ async function call(target: KeyServiceTarget, actor: Actor, method: string, path
   } catch (err: unknown) {
     const code = causeCode(err);
     throw new KeyManagementRefusal(
-      'unreachable',
       `the key service at ${target.url} is unreachable (${code ?? (err instanceof Error ? err.name : 'error')})`,
       code === 'ECONNREFUSED',
     );
@@ -103,44 +90,32 @@ async function call(target: KeyServiceTarget, actor: Actor, method: string, path
   return { status: response.status, body: parsed, retryAfter: response.headers.get('retry-after') };
 }
 
+/** The one line a person reads for each refusal the contract names. */
+const REFUSALS: Readonly<Record<string, (actor: Actor, about: { organizationId: string; keyId?: string }) => string>> = {
+  forbidden: (actor) => `forbidden: ${actor.id} does not hold the manage_api_keys permission`,
+  not_found: (_actor, about) =>
+    about.keyId === undefined
+      ? `not found: the key service knows no organization ${about.organizationId}`
+      : `not found: organization ${about.organizationId} has no key ${about.keyId}`,
+  active_key_limit: (_actor, about) =>
+    `active key limit: ${about.organizationId} already has ${ACTIVE_KEY_LIMIT} active keys; revoke one before creating another`,
+  invalid_expiry: () =>
+    `invalid expiry: a key must expire after now and at most ${MAX_LIFETIME_DAYS} days from now (--expires-in-days 1 to ${MAX_LIFETIME_DAYS})`,
+  invalid_request: () =>
+    `invalid request: the name must be 1 to ${NAME_MAX_CHARACTERS} characters and the permissions a comma-separated list`,
+};
+
 function refusal(answer: Answer, actor: Actor, about: { organizationId: string; keyId?: string }): KeyManagementRefusal {
-  const error =
-    typeof answer.body === 'object' && answer.body !== null ? (answer.body as { error?: unknown }).error : undefined;
   if (answer.status === 401) {
-    return new KeyManagementRefusal('unauthorized', 'the key service refused the service token (401): check KEY_SERVICE_TOKEN');
+    return new KeyManagementRefusal('the key service refused the service token (401): check KEY_SERVICE_TOKEN');
   }
   if (answer.status === 429 || answer.status === 503) {
     const wait = answer.retryAfter ? `; retry after ${answer.retryAfter} s` : '; retry later';
-    return new KeyManagementRefusal('busy', `the key service is busy (${answer.status})${wait}`);
+    return new KeyManagementRefusal(`the key service is busy (${answer.status})${wait}`);
   }
-  switch (error) {
-    case 'forbidden':
-      return new KeyManagementRefusal('forbidden', `forbidden: ${actor.id} does not hold the manage_api_keys permission`);
-    case 'not_found':
-      return new KeyManagementRefusal(
-        'not_found',
-        about.keyId === undefined
-          ? `not found: the key service knows no organization ${about.organizationId}`
-          : `not found: organization ${about.organizationId} has no key ${about.keyId}`,
-      );
-    case 'active_key_limit':
-      return new KeyManagementRefusal(
-        'active_key_limit',
-        `active key limit: ${about.organizationId} already has 50 active keys; revoke one before creating another`,
-      );
-    case 'invalid_expiry':
-      return new KeyManagementRefusal(
-        'invalid_expiry',
-        'invalid expiry: a key must expire after now and at most 730 days from now (--expires-in-days 1 to 730)',
-      );
-    case 'invalid_request':
-      return new KeyManagementRefusal(
-        'invalid_request',
-        'invalid request: the name must be 1 to 100 characters and the permissions a comma-separated list',
-      );
-    default:
-      return new KeyManagementRefusal('unexpected', `unexpected answer from the key service: status ${answer.status}`);
-  }
+  const error = typeof answer.body === 'object' && answer.body !== null ? (answer.body as { error?: unknown }).error : undefined;
+  const message = typeof error === 'string' && Object.hasOwn(REFUSALS, error) ? REFUSALS[error] : undefined;
+  return new KeyManagementRefusal(message?.(actor, about) ?? `unexpected answer from the key service: status ${answer.status}`);
 }
 
 function causeCode(err: unknown): string | null {

@@ -16,7 +16,9 @@ import { LOCAL_KEYS, LOCAL_OWNER_ID, SEED_KEYS, SEED_ORGANIZATIONS, type SeedKey
 
 export const ACTIVE_KEY_LIMIT = 50;
 export const DEFAULT_LIFETIME_MS = 365 * DAY_MS;
-export const MAX_LIFETIME_MS = 730 * DAY_MS;
+export const MAX_LIFETIME_DAYS = 730;
+export const MAX_LIFETIME_MS = MAX_LIFETIME_DAYS * DAY_MS;
+export const NAME_MAX_CHARACTERS = 100;
 /** Event ids are remembered this long for idempotency; retries come much sooner. */
 const USAGE_ID_RETENTION_MS = 35 * DAY_MS;
 

@@ -13,7 +13,7 @@ import {
   type Actor,
   type KeyServiceTarget,
 } from './keyManagementClient.js';
-import type { Key } from './keyStore.js';
+import { MAX_LIFETIME_DAYS, type Key } from './keyStore.js';
 import { startLocalKeyService } from './localKeyService.js';
 import { LOCAL_OWNER_ID } from './seedAccounts.js';
 
@@ -83,7 +83,7 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput, now
       const permissions = (values.permissions ?? 'read').split(',').map((p) => p.trim()).filter(Boolean);
       const days = values['expires-in-days'];
       if (days !== undefined && !/^\d+$/.test(days.trim())) {
-        return usageError(output, '--expires-in-days must be a whole number of days (1 to 730)');
+        return usageError(output, `--expires-in-days must be a whole number of days (1 to ${MAX_LIFETIME_DAYS})`);
       }
       const expiresAt = days === undefined ? undefined : new Date(now().getTime() + Number(days) * DAY_MS).toISOString();
       const name = values.name;
@@ -149,11 +149,7 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput, now
     else await withLocalKeyService(resolve(values['data-dir'] ?? config.localDataDir), action);
     return 0;
   } catch (err: unknown) {
-    if (err instanceof KeyManagementRefusal) {
-      output.err(`keys: ${err.message}`);
-      return 1;
-    }
-    if (err instanceof DataDirBusy) {
+    if (err instanceof KeyManagementRefusal || err instanceof DataDirBusy) {
       output.err(`keys: ${err.message}`);
       return 1;
     }

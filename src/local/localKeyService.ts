@@ -7,7 +7,7 @@ import { parseDateTime } from '../rfc3339.js';
 import { announceEndpoint, DATA_FILE_NAME, lockDataDir, withdrawEndpoint } from './dataDirFiles.js';
 import { KeyEventLog, toSseFrame } from './keyEvents.js';
 import { keyHashOf } from './keyMaterial.js';
-import { isActive, KeyStore, type Organization } from './keyStore.js';
+import { isActive, KeyStore, NAME_MAX_CHARACTERS, type Organization } from './keyStore.js';
 import { newServiceToken, serve, upstreamApp } from './localHttp.js';
 import { LOCAL_KEYS } from './seedAccounts.js';
 
@@ -48,7 +48,6 @@ export interface LocalKeyService {
 }
 
 const MAX_EVENTS_PER_CALL = 1000;
-const NAME_MAX_CHARACTERS = 100;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const dateTime = z.string().refine((text) => parseDateTime(text) !== null);
 const nonBlank = z.string().refine((text) => text.trim() !== '');
