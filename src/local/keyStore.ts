@@ -22,20 +22,8 @@ export const NAME_MAX_CHARACTERS = 100;
 /** Event ids are remembered this long for idempotency; retries come much sooner. */
 const USAGE_ID_RETENTION_MS = 35 * DAY_MS;
 
-/** A key as the contract shows it. */
-export interface Key {
-  id: string;
-  organizationId: string;
-  name: string;
-  prefix: string;
-  permissions: string[];
-  createdAt: string;
-  createdBy: string;
-  expiresAt: string;
-  revokedAt: string | null;
-  revokedBy: string | null;
-  lastUsedAt: string | null;
-}
+/** A key as the contract shows it: the stored record without its hash. */
+export type Key = Omit<StoredKey, 'keyHash'>;
 
 /** An organization as verify returns it. */
 export interface Organization {
