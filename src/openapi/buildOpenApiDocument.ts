@@ -212,7 +212,7 @@ export function buildOpenApiDocument(routes: readonly PublicRoute[], options: Do
       description: DESCRIPTION,
       contact: {
         name: 'SEO platform API support',
-        ...(options.publicBaseUrl === undefined ? {} : { url: new URL('/docs', options.publicBaseUrl).href }),
+        ...(options.publicBaseUrl === undefined ? {} : { url: `${options.publicBaseUrl}/docs` }),
       },
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },

@@ -144,6 +144,20 @@ describe('OpenAPI document', () => {
       assert.equal(preflight.headers.get('access-control-allow-methods'), null);
     });
 
+    it('names PUBLIC_BASE_URL as its server when set, else `/`', async () => {
+      const own = await listen(createApp(fakeServices({ publicBaseUrl: 'https://api.seo-platform.test/v' })));
+      try {
+        const res = await fetch(`${own.url}/v1/openapi.json`);
+        const served = (await res.json()) as { servers: Array<{ url: string }>; info: { contact: { url?: string } } };
+        assert.deepEqual(served.servers.map((s) => s.url), ['https://api.seo-platform.test/v']);
+        assert.equal(served.info.contact.url, 'https://api.seo-platform.test/v/docs');
+      } finally {
+        await own.close();
+      }
+      const plain = (await (await fetch(`${server.url}/v1/openapi.json`)).json()) as { servers: Array<{ url: string }> };
+      assert.deepEqual(plain.servers.map((s) => s.url), ['/']);
+    });
+
     it('answers another method with 405 and Allow', async () => {
       const res = await fetch(`${server.url}/v1/openapi.json`, { method: 'POST' });
       assert.equal(res.status, 405);
