@@ -90,6 +90,8 @@ function failureResponse(code: ErrorCode, examples: Readonly<Record<string, unkn
           type: 'object',
           properties: {
             code: { const: code },
+            // Listed again so validators that close every object schema still accept it.
+            message: { type: 'string' },
             ...(reasons.length > 0 ? { reason: { type: 'string', enum: reasons } } : {}),
           },
         },
