@@ -1,4 +1,5 @@
 import type {
+  ExampleObject,
   OpenAPIObject,
   OperationObject,
   ReferenceObject,
@@ -79,7 +80,7 @@ function headerRefs(names: readonly string[]): ResponseObject['headers'] {
   return headers;
 }
 
-function failureResponse(code: ErrorCode, examples: Readonly<Record<string, unknown>>): ResponseObject {
+function failureResponse(code: ErrorCode): ResponseObject {
   const reasons = reasonsOf(code);
   const narrowing: SchemaObject = {
     type: 'object',
@@ -99,14 +100,14 @@ function failureResponse(code: ErrorCode, examples: Readonly<Record<string, unkn
     },
   };
   const { text, headers } = FAILURES[code];
-  const named = Object.entries(examples).map(([name, value]) => [name, { value }] as const);
+  const examples = Object.keys(RECORDED_EXAMPLES.failures[String(STATUS_BY_CODE[code])] ?? {});
   return {
     description: text,
     headers: headerRefs(headers),
     content: {
       'application/json': {
         schema: { allOf: [ref('schemas', 'ErrorEnvelope'), narrowing] },
-        ...(named.length > 0 ? { examples: Object.fromEntries(named) } : {}),
+        ...(examples.length > 0 ? { examples: Object.fromEntries(examples.map((name) => [name, ref('examples', name)])) } : {}),
       },
     },
   };
@@ -115,7 +116,7 @@ function failureResponse(code: ErrorCode, examples: Readonly<Record<string, unkn
 const SUCCESS_HEADERS = ['RateLimitPolicy', 'RateLimit', 'ETag', 'CacheControl', 'CacheStatus', 'Age', 'Vary'];
 
 function operation(route: PublicRoute): OperationObject {
-  const recorded = RECORDED_EXAMPLES[route.operationId] ?? {};
+  const recorded = RECORDED_EXAMPLES.success[route.operationId] ?? {};
   const responses: Record<string, ResponseObject> = {
     '200': {
       description: route.summary,
@@ -123,7 +124,7 @@ function operation(route: PublicRoute): OperationObject {
       content: {
         'application/json': {
           schema: { $ref: `${COMPONENT_SCHEMAS}${envelopeId(route)}` },
-          examples: Object.fromEntries(Object.entries(recorded['200'] ?? {}).map(([name, value]) => [name, { value }])),
+          examples: Object.fromEntries(Object.entries(recorded).map(([name, value]) => [name, { value }])),
         },
       },
     },
@@ -133,7 +134,7 @@ function operation(route: PublicRoute): OperationObject {
     },
   };
   for (const [code, status] of Object.entries(STATUS_BY_CODE) as Array<[ErrorCode, number]>) {
-    responses[String(status)] = failureResponse(code, recorded[String(status)] ?? {});
+    responses[String(status)] = failureResponse(code);
   }
   return {
     operationId: route.operationId,
@@ -200,6 +201,15 @@ function componentSchemas(): Record<string, SchemaObject> {
   return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, asOpenApiSchema(schema)]));
 }
 
+/** The recorded failures, one named example each, shared by every operation. */
+function failureExamples(): Record<string, ExampleObject> {
+  return Object.fromEntries(
+    Object.values(RECORDED_EXAMPLES.failures).flatMap((byName) =>
+      Object.entries(byName).map(([name, value]) => [name, { summary: name.replaceAll('_', ' '), value }]),
+    ),
+  );
+}
+
 export interface DocumentOptions {
   /** Where consumers reach the gateway; absent: `/`, the origin the document was loaded from. */
   readonly publicBaseUrl?: string | undefined;
@@ -225,6 +235,7 @@ export function buildOpenApiDocument(routes: readonly PublicRoute[], options: Do
       schemas: componentSchemas(),
       parameters: requestHeaderParameters,
       headers: responseHeaders,
+      examples: failureExamples(),
       securitySchemes: {
         bearerApiKey: {
           type: 'http',

@@ -4,8 +4,8 @@ import type { RecordedExamples } from './recordedExamplesType.js';
 export type { RecordedExamples } from './recordedExamplesType.js';
 
 export const RECORDED_EXAMPLES: RecordedExamples = {
-  "getRankings": {
-    "200": {
+  "success": {
+    "getRankings": {
       "acme.com": {
         "data": {
           "site": "acme.com",
@@ -77,135 +77,7 @@ export const RECORDED_EXAMPLES: RecordedExamples = {
         "errors": []
       }
     },
-    "400": {
-      "site_missing": {
-        "data": null,
-        "meta": {
-          "requestId": "example-2"
-        },
-        "errors": [
-          {
-            "code": "BAD_REQUEST",
-            "message": "The `site` query parameter is required: the exact domain or the slug of a site.",
-            "reason": "site_missing"
-          }
-        ]
-      },
-      "site_ambiguous": {
-        "data": null,
-        "meta": {
-          "requestId": "example-3"
-        },
-        "errors": [
-          {
-            "code": "BAD_REQUEST",
-            "message": "More than one site matches `site`; retry with the exact domain.",
-            "reason": "site_ambiguous"
-          }
-        ]
-      }
-    },
-    "401": {
-      "missing_key": {
-        "data": null,
-        "meta": {
-          "requestId": "example-5"
-        },
-        "errors": [
-          {
-            "code": "UNAUTHORIZED",
-            "message": "An API key is required. Send it as \"Authorization: Bearer <key>\" or \"X-API-Key: <key>\".",
-            "reason": "missing_key"
-          }
-        ]
-      },
-      "expired_key": {
-        "data": null,
-        "meta": {
-          "requestId": "example-6"
-        },
-        "errors": [
-          {
-            "code": "UNAUTHORIZED",
-            "message": "The API key has expired.",
-            "reason": "expired_key"
-          }
-        ]
-      }
-    },
-    "403": {
-      "missing_permission": {
-        "data": null,
-        "meta": {
-          "requestId": "example-7"
-        },
-        "errors": [
-          {
-            "code": "FORBIDDEN",
-            "message": "The API key lacks the read permission.",
-            "reason": "missing_permission"
-          }
-        ]
-      },
-      "plan_not_eligible": {
-        "data": null,
-        "meta": {
-          "requestId": "example-8"
-        },
-        "errors": [
-          {
-            "code": "FORBIDDEN",
-            "message": "The organization's plan does not include API access. The Pro plan or higher is required.",
-            "reason": "plan_not_eligible"
-          }
-        ]
-      },
-      "usage_ceiling_reached": {
-        "data": null,
-        "meta": {
-          "requestId": "example-9"
-        },
-        "errors": [
-          {
-            "code": "FORBIDDEN",
-            "message": "The organization's usage ceiling for this period has been reached.",
-            "reason": "usage_ceiling_reached"
-          }
-        ]
-      }
-    },
-    "404": {
-      "site_not_found": {
-        "data": null,
-        "meta": {
-          "requestId": "example-4"
-        },
-        "errors": [
-          {
-            "code": "NOT_FOUND",
-            "message": "No site matches `site` in your organization.",
-            "reason": "site_not_found"
-          }
-        ]
-      }
-    },
-    "405": {
-      "method_not_allowed": {
-        "data": null,
-        "meta": {
-          "requestId": "example-10"
-        },
-        "errors": [
-          {
-            "code": "METHOD_NOT_ALLOWED",
-            "message": "This method is not allowed here; use GET."
-          }
-        ]
-      }
-    }
-  },
-  "getAiVisibilitySummary": {
-    "200": {
+    "getAiVisibilitySummary": {
       "acme.com": {
         "data": {
           "site": "acme.com",
@@ -233,135 +105,7 @@ export const RECORDED_EXAMPLES: RecordedExamples = {
         "errors": []
       }
     },
-    "400": {
-      "site_missing": {
-        "data": null,
-        "meta": {
-          "requestId": "example-3"
-        },
-        "errors": [
-          {
-            "code": "BAD_REQUEST",
-            "message": "The `site` query parameter is required: the exact domain or the slug of a site.",
-            "reason": "site_missing"
-          }
-        ]
-      },
-      "site_ambiguous": {
-        "data": null,
-        "meta": {
-          "requestId": "example-4"
-        },
-        "errors": [
-          {
-            "code": "BAD_REQUEST",
-            "message": "More than one site matches `site`; retry with the exact domain.",
-            "reason": "site_ambiguous"
-          }
-        ]
-      }
-    },
-    "401": {
-      "missing_key": {
-        "data": null,
-        "meta": {
-          "requestId": "example-6"
-        },
-        "errors": [
-          {
-            "code": "UNAUTHORIZED",
-            "message": "An API key is required. Send it as \"Authorization: Bearer <key>\" or \"X-API-Key: <key>\".",
-            "reason": "missing_key"
-          }
-        ]
-      },
-      "expired_key": {
-        "data": null,
-        "meta": {
-          "requestId": "example-7"
-        },
-        "errors": [
-          {
-            "code": "UNAUTHORIZED",
-            "message": "The API key has expired.",
-            "reason": "expired_key"
-          }
-        ]
-      }
-    },
-    "403": {
-      "missing_permission": {
-        "data": null,
-        "meta": {
-          "requestId": "example-8"
-        },
-        "errors": [
-          {
-            "code": "FORBIDDEN",
-            "message": "The API key lacks the read permission.",
-            "reason": "missing_permission"
-          }
-        ]
-      },
-      "plan_not_eligible": {
-        "data": null,
-        "meta": {
-          "requestId": "example-9"
-        },
-        "errors": [
-          {
-            "code": "FORBIDDEN",
-            "message": "The organization's plan does not include API access. The Pro plan or higher is required.",
-            "reason": "plan_not_eligible"
-          }
-        ]
-      },
-      "usage_ceiling_reached": {
-        "data": null,
-        "meta": {
-          "requestId": "example-10"
-        },
-        "errors": [
-          {
-            "code": "FORBIDDEN",
-            "message": "The organization's usage ceiling for this period has been reached.",
-            "reason": "usage_ceiling_reached"
-          }
-        ]
-      }
-    },
-    "404": {
-      "site_not_found": {
-        "data": null,
-        "meta": {
-          "requestId": "example-5"
-        },
-        "errors": [
-          {
-            "code": "NOT_FOUND",
-            "message": "No site matches `site` in your organization.",
-            "reason": "site_not_found"
-          }
-        ]
-      }
-    },
-    "405": {
-      "method_not_allowed": {
-        "data": null,
-        "meta": {
-          "requestId": "example-11"
-        },
-        "errors": [
-          {
-            "code": "METHOD_NOT_ALLOWED",
-            "message": "This method is not allowed here; use GET."
-          }
-        ]
-      }
-    }
-  },
-  "getKeywords": {
-    "200": {
+    "getKeywords": {
       "acme.com": {
         "data": {
           "site": "acme.com",
@@ -722,135 +466,7 @@ export const RECORDED_EXAMPLES: RecordedExamples = {
         "errors": []
       }
     },
-    "400": {
-      "site_missing": {
-        "data": null,
-        "meta": {
-          "requestId": "example-2"
-        },
-        "errors": [
-          {
-            "code": "BAD_REQUEST",
-            "message": "The `site` query parameter is required: the exact domain or the slug of a site.",
-            "reason": "site_missing"
-          }
-        ]
-      },
-      "site_ambiguous": {
-        "data": null,
-        "meta": {
-          "requestId": "example-3"
-        },
-        "errors": [
-          {
-            "code": "BAD_REQUEST",
-            "message": "More than one site matches `site`; retry with the exact domain.",
-            "reason": "site_ambiguous"
-          }
-        ]
-      }
-    },
-    "401": {
-      "missing_key": {
-        "data": null,
-        "meta": {
-          "requestId": "example-5"
-        },
-        "errors": [
-          {
-            "code": "UNAUTHORIZED",
-            "message": "An API key is required. Send it as \"Authorization: Bearer <key>\" or \"X-API-Key: <key>\".",
-            "reason": "missing_key"
-          }
-        ]
-      },
-      "expired_key": {
-        "data": null,
-        "meta": {
-          "requestId": "example-6"
-        },
-        "errors": [
-          {
-            "code": "UNAUTHORIZED",
-            "message": "The API key has expired.",
-            "reason": "expired_key"
-          }
-        ]
-      }
-    },
-    "403": {
-      "missing_permission": {
-        "data": null,
-        "meta": {
-          "requestId": "example-7"
-        },
-        "errors": [
-          {
-            "code": "FORBIDDEN",
-            "message": "The API key lacks the read permission.",
-            "reason": "missing_permission"
-          }
-        ]
-      },
-      "plan_not_eligible": {
-        "data": null,
-        "meta": {
-          "requestId": "example-8"
-        },
-        "errors": [
-          {
-            "code": "FORBIDDEN",
-            "message": "The organization's plan does not include API access. The Pro plan or higher is required.",
-            "reason": "plan_not_eligible"
-          }
-        ]
-      },
-      "usage_ceiling_reached": {
-        "data": null,
-        "meta": {
-          "requestId": "example-9"
-        },
-        "errors": [
-          {
-            "code": "FORBIDDEN",
-            "message": "The organization's usage ceiling for this period has been reached.",
-            "reason": "usage_ceiling_reached"
-          }
-        ]
-      }
-    },
-    "404": {
-      "site_not_found": {
-        "data": null,
-        "meta": {
-          "requestId": "example-4"
-        },
-        "errors": [
-          {
-            "code": "NOT_FOUND",
-            "message": "No site matches `site` in your organization.",
-            "reason": "site_not_found"
-          }
-        ]
-      }
-    },
-    "405": {
-      "method_not_allowed": {
-        "data": null,
-        "meta": {
-          "requestId": "example-10"
-        },
-        "errors": [
-          {
-            "code": "METHOD_NOT_ALLOWED",
-            "message": "This method is not allowed here; use GET."
-          }
-        ]
-      }
-    }
-  },
-  "getAuditIssues": {
-    "200": {
+    "getAuditIssues": {
       "acme.com": {
         "data": {
           "site": "acme.com",
@@ -884,12 +500,14 @@ export const RECORDED_EXAMPLES: RecordedExamples = {
         "meta": {},
         "errors": []
       }
-    },
+    }
+  },
+  "failures": {
     "400": {
       "site_missing": {
         "data": null,
         "meta": {
-          "requestId": "example-3"
+          "requestId": "example-7"
         },
         "errors": [
           {
@@ -902,7 +520,7 @@ export const RECORDED_EXAMPLES: RecordedExamples = {
       "site_ambiguous": {
         "data": null,
         "meta": {
-          "requestId": "example-4"
+          "requestId": "example-8"
         },
         "errors": [
           {
@@ -917,7 +535,7 @@ export const RECORDED_EXAMPLES: RecordedExamples = {
       "missing_key": {
         "data": null,
         "meta": {
-          "requestId": "example-6"
+          "requestId": "example-10"
         },
         "errors": [
           {
@@ -930,7 +548,7 @@ export const RECORDED_EXAMPLES: RecordedExamples = {
       "expired_key": {
         "data": null,
         "meta": {
-          "requestId": "example-7"
+          "requestId": "example-11"
         },
         "errors": [
           {
@@ -945,7 +563,7 @@ export const RECORDED_EXAMPLES: RecordedExamples = {
       "missing_permission": {
         "data": null,
         "meta": {
-          "requestId": "example-8"
+          "requestId": "example-12"
         },
         "errors": [
           {
@@ -958,7 +576,7 @@ export const RECORDED_EXAMPLES: RecordedExamples = {
       "plan_not_eligible": {
         "data": null,
         "meta": {
-          "requestId": "example-9"
+          "requestId": "example-13"
         },
         "errors": [
           {
@@ -971,7 +589,7 @@ export const RECORDED_EXAMPLES: RecordedExamples = {
       "usage_ceiling_reached": {
         "data": null,
         "meta": {
-          "requestId": "example-10"
+          "requestId": "example-14"
         },
         "errors": [
           {
@@ -986,7 +604,7 @@ export const RECORDED_EXAMPLES: RecordedExamples = {
       "site_not_found": {
         "data": null,
         "meta": {
-          "requestId": "example-5"
+          "requestId": "example-9"
         },
         "errors": [
           {
@@ -1001,7 +619,7 @@ export const RECORDED_EXAMPLES: RecordedExamples = {
       "method_not_allowed": {
         "data": null,
         "meta": {
-          "requestId": "example-11"
+          "requestId": "example-15"
         },
         "errors": [
           {

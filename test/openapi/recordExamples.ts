@@ -30,12 +30,18 @@ interface Call {
   readonly method?: string;
 }
 
-/** What each route is asked: its success forms, then the failures the demo data can produce. */
-function callsFor(path: string): Call[] {
+/** What each route is asked for its success forms. */
+function successCalls(path: string): Call[] {
   const setupRequired = path.includes('ai-visibility') || path.includes('audit');
   return [
     { name: 'acme.com', query: 'site=acme.com' },
     ...(setupRequired ? [{ name: 'setup_required', query: 'site=newsite.io' }] : []),
+  ];
+}
+
+/** The failures the demo data can produce; every route answers them alike, so one route is asked. */
+function failureCalls(): Call[] {
+  return [
     { name: 'site_missing', query: '' },
     { name: 'site_ambiguous', query: 'site=acme' },
     { name: 'site_not_found', query: 'site=unknown.example' },
@@ -66,22 +72,30 @@ export async function recordExamples(): Promise<RecordedExamples> {
   const limiter = await createRequestLimiter({ requests: 1000, windowSeconds: 60, redisUrl: null, logger, now });
   const cache = createAnswerCache({ ttlSeconds: 30, now });
   const server = await listen(createApp({ logger, now, authenticator, limiter, cache, usage, platform }));
-  try {
-    const recorded: Record<string, Record<string, Record<string, unknown>>> = {};
-    for (const route of PUBLIC_ROUTES) {
-      const byStatus: Record<string, Record<string, unknown>> = {};
-      for (const [index, call] of callsFor(route.path).entries()) {
-        const key = call.key === undefined ? LOCAL_KEYS.demo : call.key;
-        const res = await fetch(`${server.url}${route.path}?${call.query}`, {
-          method: call.method ?? 'GET',
-          headers: { 'x-request-id': `example-${index + 1}`, ...(key === null ? {} : { authorization: `Bearer ${key}` }) },
-        });
-        const body: unknown = await res.json();
-        byStatus[String(res.status)] = { ...byStatus[String(res.status)], [call.name]: body };
-      }
-      recorded[route.operationId] = byStatus;
+  let requests = 0;
+  /** Each call's answer, grouped by status. */
+  const record = async (path: string, calls: Call[]) => {
+    const byStatus: Record<string, Record<string, unknown>> = {};
+    for (const call of calls) {
+      const key = call.key === undefined ? LOCAL_KEYS.demo : call.key;
+      const res = await fetch(`${server.url}${path}?${call.query}`, {
+        method: call.method ?? 'GET',
+        headers: { 'x-request-id': `example-${++requests}`, ...(key === null ? {} : { authorization: `Bearer ${key}` }) },
+      });
+      byStatus[String(res.status)] = { ...byStatus[String(res.status)], [call.name]: (await res.json()) as unknown };
     }
-    return recorded;
+    return byStatus;
+  };
+  try {
+    const success: Record<string, Record<string, unknown>> = {};
+    for (const route of PUBLIC_ROUTES) {
+      const { '200': answers, ...others } = await record(route.path, successCalls(route.path));
+      if (answers === undefined || Object.keys(others).length > 0) throw new Error(`${route.path}: a success call failed`);
+      success[route.operationId] = answers;
+    }
+    const first = PUBLIC_ROUTES[0];
+    if (first === undefined) throw new Error('no public route');
+    return { success, failures: await record(first.path, failureCalls()) };
   } finally {
     await server.close();
     await authenticator.close();

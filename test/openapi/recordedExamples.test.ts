@@ -16,9 +16,13 @@ describe('OpenAPI document: examples are real answers over the demo data', funct
     assert.deepEqual(await recordExamples(), RECORDED_EXAMPLES);
   });
 
+  it('the failures include every status the demo data can produce', () => {
+    assert.deepEqual(Object.keys(RECORDED_EXAMPLES.failures).sort(), ['400', '401', '403', '404', '405']);
+  });
+
   it('every operation has a success example, and the routes with a setup-required form show it', () => {
     for (const route of PUBLIC_ROUTES) {
-      const success = RECORDED_EXAMPLES[route.operationId]?.['200'] ?? {};
+      const success = RECORDED_EXAMPLES.success[route.operationId] ?? {};
       assert.ok(Object.keys(success).length > 0, route.operationId);
       assert.equal('setup_required' in success, route.path.includes('ai-visibility') || route.path.includes('audit'));
     }
