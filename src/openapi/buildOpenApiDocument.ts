@@ -11,7 +11,8 @@ import type { JSONSchema } from 'zod/v4/core';
 import { reasonsOf, STATUS_BY_CODE, type ErrorCode } from '../errors.js';
 import { documentedSchemas } from '../routes/documentedSchemas.js';
 import type { PublicRoute } from '../routes/publicRoute.js';
-import { ErrorEnvelope } from './errorSchemas.js';
+// Registers the failure envelope's schemas among the documented ones.
+import './errorSchemas.js';
 import { RECORDED_EXAMPLES } from './recordedExamples.js';
 import { requestHeaderParameters, responseHeaders } from './responseHeaders.js';
 
@@ -190,8 +191,6 @@ function withoutSafeIntegerBounds(context: { jsonSchema: { minimum?: number; max
 }
 
 function componentSchemas(): Record<string, SchemaObject> {
-  // Referenced here so the envelope's module registers its schemas before they are read.
-  void ErrorEnvelope;
   const { schemas } = z.toJSONSchema(documentedSchemas, {
     target: 'draft-2020-12',
     io: 'output',

@@ -5,14 +5,15 @@ import { documentedSchemas } from '../routes/documentedSchemas.js';
 
 /**
  * The failure envelope, generated from the server's closed unions of codes and
- * reasons: a value the server can send is a value the document lists.
+ * reasons: a value the server can send is a value the document lists. Nothing is
+ * exported: importing this module registers the schemas with the documented ones.
  */
 
-export const ErrorCodeSchema = z
+const ErrorCodeSchema = z
   .enum(ERROR_CODES)
   .register(documentedSchemas, { id: 'ErrorCode', description: 'What went wrong; each code has one HTTP status.' });
 
-export const ErrorReasonSchema = z.enum(ERROR_REASONS).register(documentedSchemas, {
+const ErrorReasonSchema = z.enum(ERROR_REASONS).register(documentedSchemas, {
   id: 'ErrorReason',
   description: 'A stable, machine-readable refinement of the code.',
 });
@@ -36,7 +37,7 @@ const ErrorMeta = z
   .strict()
   .register(documentedSchemas, { id: 'ErrorMeta', description: 'About the failed request.' });
 
-export const ErrorEnvelope = z
+z
   .object({ data: z.null(), meta: ErrorMeta, errors: z.array(ErrorEntry).min(1) })
   .strict()
   .register(documentedSchemas, { id: 'ErrorEnvelope', description: 'Every failure: `data` null and at least one error.' });
