@@ -9,10 +9,10 @@ import { alwaysReady } from './http/readiness.js';
 import { methodNotAllowed, routeNotFound } from './http/unmatchedPaths.js';
 import { takeFromLimit } from './limits/limitRequests.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
+import { buildOpenApiDocument } from './openapi/buildOpenApiDocument.js';
 import { handleRoute } from './routes/handleRoute.js';
 import type { PublicRoute } from './routes/publicRoute.js';
 import { PUBLIC_ROUTES } from './routes/publicRoutes.js';
-import { buildOpenApiDocument } from './openapi/buildOpenApiDocument.js';
 import type { Services } from './services.js';
 
 /**

@@ -2,6 +2,7 @@ import type {
   ExampleObject,
   OpenAPIObject,
   OperationObject,
+  ParameterObject,
   ReferenceObject,
   ResponseObject,
   SchemaObject,
@@ -154,20 +155,33 @@ function envelopeId(route: PublicRoute): string {
   return id;
 }
 
-/** One query parameter per field of the route's zod query, as the parsed value reads (after the lenient rules). */
-function queryParameters(route: PublicRoute) {
+/**
+ * One query parameter per field of the route's zod query, as the parsed value reads
+ * (after the lenient rules). Its example is the value a recorded answer echoes, if any.
+ */
+function queryParameters(route: PublicRoute): ParameterObject[] {
   const query = toSchema(route.query);
+  const echoed = recordedData(route);
   return Object.entries(query.properties ?? {}).map(([name, property]) => {
     if ('$ref' in property) throw new Error(`query parameter ${name} of ${route.path} is a reference`);
     const { description, ...rest } = property;
+    const example = echoed[name];
     return {
       name,
-      in: 'query' as const,
+      in: 'query',
       required: rest.default === undefined,
       description: typeof description === 'string' ? description : name,
       schema: rest,
+      ...(typeof example === 'string' || typeof example === 'number' ? { example } : {}),
     };
   });
+}
+
+/** The `data` of the route's first recorded success answer. */
+function recordedData(route: PublicRoute): Readonly<Record<string, unknown>> {
+  const [first] = Object.values(RECORDED_EXAMPLES.success[route.operationId] ?? {});
+  const data = typeof first === 'object' && first !== null && 'data' in first ? first.data : null;
+  return typeof data === 'object' && data !== null ? { ...data } : {};
 }
 
 function toSchema(schema: z.ZodType): SchemaObject {
