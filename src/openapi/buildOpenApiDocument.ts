@@ -12,7 +12,7 @@ import { documentedSchemas } from '../routes/documentedSchemas.js';
 import type { PublicRoute } from '../routes/publicRoute.js';
 // Registers the failure envelope's schemas among the documented ones.
 import './errorSchemas.js';
-import { failureExamples, failureResponse, headerRefs, ref } from './failureResponses.js';
+import { failureExamples, failureResponse, headerComponent, headerRefs, ref } from './failureResponses.js';
 import { RECORDED_EXAMPLES } from './recordedExamples.js';
 import { requestHeaderParameters, responseHeaders } from './responseHeaders.js';
 
@@ -24,7 +24,7 @@ import { requestHeaderParameters, responseHeaders } from './responseHeaders.js';
 
 const COMPONENT_SCHEMAS = '#/components/schemas/';
 
-const SUCCESS_HEADERS = ['RateLimitPolicy', 'RateLimit', 'ETag', 'CacheControl', 'CacheStatus', 'Age', 'Vary'];
+const SUCCESS_HEADERS = ['RateLimit-Policy', 'RateLimit', 'ETag', 'Cache-Control', 'Cache-Status', 'Age', 'Vary'];
 
 function operation(route: PublicRoute): OperationObject {
   const recorded = RECORDED_EXAMPLES.success[route.operationId] ?? {};
@@ -147,7 +147,7 @@ export function buildOpenApiDocument(routes: readonly PublicRoute[], options: Do
     components: {
       schemas: componentSchemas(),
       parameters: requestHeaderParameters,
-      headers: responseHeaders,
+      headers: Object.fromEntries(Object.entries(responseHeaders).map(([name, header]) => [headerComponent(name), header])),
       examples: failureExamples(),
       securitySchemes: {
         bearerApiKey: {

@@ -16,54 +16,43 @@ export const ref = (kind: string, name: string): ReferenceObject => ({ $ref: `#/
 const FAILURES: Readonly<Record<ErrorCode, { readonly text: string; readonly headers: readonly string[] }>> = {
   BAD_REQUEST: {
     text: '`site` is missing, blank, repeated, too long, or matches more than one site (retry with the exact domain); or the request could not be read.',
-    headers: ['RateLimitPolicy?', 'RateLimit?'],
+    headers: ['RateLimit-Policy?', 'RateLimit?'],
   },
   UNAUTHORIZED: {
     text: 'The API key is missing, malformed, unknown or expired; a key was put in the URL (use a header and rotate that key); an unsupported scheme; or two different keys.',
-    headers: ['WWWAuthenticate'],
+    headers: ['WWW-Authenticate'],
   },
   FORBIDDEN: {
     text: 'The credential is not an API key; the key lacks `read`; the plan is below Pro; or the organization usage ceiling is reached.',
     headers: [],
   },
-  NOT_FOUND: { text: "No site of the key's organization matches `site`, or no such route.", headers: ['RateLimitPolicy?', 'RateLimit?'] },
+  NOT_FOUND: { text: "No site of the key's organization matches `site`, or no such route.", headers: ['RateLimit-Policy?', 'RateLimit?'] },
   METHOD_NOT_ALLOWED: { text: 'The path exists but accepts only GET (and HEAD).', headers: ['Allow'] },
   REQUEST_TIMEOUT: { text: 'The request was not received in time.', headers: [] },
   URI_TOO_LONG: { text: 'The request URL is longer than the gateway accepts.', headers: [] },
   HEADERS_TOO_LARGE: { text: 'The request headers are larger than the gateway accepts.', headers: [] },
-  RATE_LIMITED: { text: "The organization's request limit is used up for this window.", headers: ['RetryAfter', 'RateLimitPolicy', 'RateLimit'] },
+  RATE_LIMITED: { text: "The organization's request limit is used up for this window.", headers: ['Retry-After', 'RateLimit-Policy', 'RateLimit'] },
   INTERNAL: { text: 'An unexpected failure inside the gateway.', headers: [] },
-  UPSTREAM_ERROR: { text: 'The data source failed to answer, and no recent answer was cached.', headers: ['RateLimitPolicy?', 'RateLimit?'] },
+  UPSTREAM_ERROR: { text: 'The data source failed to answer, and no recent answer was cached.', headers: ['RateLimit-Policy?', 'RateLimit?'] },
   SERVICE_UNAVAILABLE: {
     text: 'Temporarily unavailable: authentication cannot be checked, the request limit cannot be enforced, or the data source is busy. Retry after the given delay.',
-    headers: ['RetryAfter', 'RateLimitPolicy?', 'RateLimit?'],
+    headers: ['Retry-After', 'RateLimit-Policy?', 'RateLimit?'],
   },
-  UPSTREAM_TIMEOUT: { text: 'The data source did not answer in time.', headers: ['RateLimitPolicy?', 'RateLimit?'] },
+  UPSTREAM_TIMEOUT: { text: 'The data source did not answer in time.', headers: ['RateLimit-Policy?', 'RateLimit?'] },
 };
 
-const HEADER_NAMES: Readonly<Record<string, string>> = {
-  XRequestId: 'X-Request-Id',
-  RateLimitPolicy: 'RateLimit-Policy',
-  RateLimit: 'RateLimit',
-  RetryAfter: 'Retry-After',
-  ETag: 'ETag',
-  CacheControl: 'Cache-Control',
-  CacheStatus: 'Cache-Status',
-  Age: 'Age',
-  Vary: 'Vary',
-  WWWAuthenticate: 'WWW-Authenticate',
-  Allow: 'Allow',
-};
+/** The name of a response header among the document's components. */
+export const headerComponent = (name: string): string => name.replaceAll('-', '');
 
-/** Header references by component name; a trailing `?` marks one that only some answers of the status carry. */
+/** X-Request-Id and the named headers; a trailing `?` marks one that only some answers of the status carry. */
 export function headerRefs(names: readonly string[]): ResponseObject['headers'] {
   const headers: NonNullable<ResponseObject['headers']> = {};
-  for (const entry of ['XRequestId', ...names]) {
+  for (const entry of ['X-Request-Id', ...names]) {
     const optional = entry.endsWith('?');
     const name = optional ? entry.slice(0, -1) : entry;
     const component = responseHeaders[name];
-    if (component === undefined) throw new Error(`no header component ${name}`);
-    headers[HEADER_NAMES[name] ?? name] = optional ? { ...component, required: false } : ref('headers', name);
+    if (component === undefined) throw new Error(`no response header ${name}`);
+    headers[name] = optional ? { ...component, required: false } : ref('headers', headerComponent(name));
   }
   return headers;
 }

@@ -29,13 +29,14 @@ export const requestHeaderParameters: Record<string, ParameterObject> = {
   },
 };
 
+/** By their HTTP name; in the document's components the name without hyphens. */
 export const responseHeaders: Record<string, HeaderObject> = {
-  XRequestId: {
+  'X-Request-Id': {
     description: `This answer's request id: ${requestIdText}`,
     required: true,
     schema: { type: 'string', pattern: REQUEST_ID_PATTERN.source },
   },
-  RateLimitPolicy: {
+  'RateLimit-Policy': {
     description:
       "The request limit of the key's organization (draft-ietf-httpapi-ratelimit-headers): `q` requests per `w` seconds.",
     required: true,
@@ -46,7 +47,7 @@ export const responseHeaders: Record<string, HeaderObject> = {
     required: true,
     schema: { type: 'string', pattern: '^"[^"]+";r=\\d+;t=\\d+$' },
   },
-  RetryAfter: {
+  'Retry-After': {
     description: 'Seconds to wait before retrying.',
     required: true,
     schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
@@ -56,14 +57,14 @@ export const responseHeaders: Record<string, HeaderObject> = {
     required: true,
     schema: { type: 'string', pattern: '^"[^"]*"$' },
   },
-  CacheControl: {
+  'Cache-Control': {
     description:
       'Answers are private to the organization and fresh for the gateway cache TTL (`private, max-age=30`); ' +
       '`no-store` when the gateway cache is off.',
     required: true,
     schema: { type: 'string', pattern: '^(private, max-age=\\d+|no-store)$' },
   },
-  CacheStatus: {
+  'Cache-Status': {
     description:
       'RFC 9211, one entry for the gateway: `gateway; hit; ttl=<seconds left>` served from its cache; ' +
       '`gateway; fwd=miss` fetched now (`; collapsed` when it shared another request\'s fetch); ' +
@@ -84,7 +85,7 @@ export const responseHeaders: Record<string, HeaderObject> = {
     required: true,
     schema: { type: 'string', const: VARY },
   },
-  WWWAuthenticate: {
+  'WWW-Authenticate': {
     description: 'How to authenticate: `Bearer`.',
     required: true,
     schema: { type: 'string', pattern: '^Bearer' },
