@@ -1,13 +1,15 @@
 import { z } from 'zod';
 import { toKeywords, toKeywordsPayload } from '../mappers/keywordsMapper.js';
-import { KeywordsPayload } from './payloadSchemas.js';
+import { keywordsPayload } from './payloadSchemas.js';
 import { defineRoute } from './publicRoute.js';
 import { lenientPositiveInt, siteParameter } from './queryRules.js';
 import { fetchTrackedKeywords } from './trackedKeywordPages.js';
 
+const MAX_LIMIT = 500;
+
 export const keywordsQuery = z.object({
   site: siteParameter,
-  limit: lenientPositiveInt(50, 500, 'How many keywords to list at most.'),
+  limit: lenientPositiveInt(50, MAX_LIMIT, 'How many keywords to list at most.'),
 });
 
 export const keywordsRoute = defineRoute({
@@ -16,7 +18,7 @@ export const keywordsRoute = defineRoute({
   summary: 'Tracked keywords, best ranked first',
   description: 'Tracked keywords by newest position (ties by keyword text), then unranked keywords by text.',
   query: keywordsQuery,
-  data: KeywordsPayload,
+  data: keywordsPayload(MAX_LIMIT),
   params: (query) => query,
   async load({ platform, organizationId }, { site, limit }) {
     const nodes = await fetchTrackedKeywords(platform, organizationId, site, limit);

@@ -38,19 +38,22 @@ export const Mover = z
   .strict()
   .register(documentedSchemas, { id: 'Mover', description: 'A keyword whose position changed over the window.' });
 
-export const RankingsPayload = z
-  .object({
-    site: SiteEcho,
-    days: z.int().min(1).describe('The window used, in days.'),
-    movers: z
-      .array(Mover)
-      .describe(
-        'Keywords whose position changed, largest move first (an unranked side counts as 101 for ordering only); ' +
-          'ties by keyword text.',
-      ),
-  })
-  .strict()
-  .register(documentedSchemas, { id: 'RankingsPayload', description: 'The movers over the window.' });
+/** The rankings payload; its bounds are the maxima of the route's query. */
+export const rankingsPayload = (maxDays: number, maxMovers: number) =>
+  z
+    .object({
+      site: SiteEcho,
+      days: z.int().min(1).max(maxDays).describe('The window used, in days.'),
+      movers: z
+        .array(Mover)
+        .max(maxMovers)
+        .describe(
+          'Keywords whose position changed, largest move first (an unranked side counts as 101 for ordering only); ' +
+            'ties by keyword text.',
+        ),
+    })
+    .strict()
+    .register(documentedSchemas, { id: 'RankingsPayload', description: 'The movers over the window.' });
 
 export const AiVisibilityPayload = z
   .object({
@@ -90,13 +93,18 @@ export const PublicKeyword = z
   .strict()
   .register(documentedSchemas, { id: 'Keyword', description: 'A tracked keyword.' });
 
-export const KeywordsPayload = z
-  .object({
-    site: SiteEcho,
-    keywords: z.array(PublicKeyword).describe('Best position first (ties by keyword text), then unranked keywords by text.'),
-  })
-  .strict()
-  .register(documentedSchemas, { id: 'KeywordsPayload', description: 'The first `limit` tracked keywords.' });
+/** The keywords payload; its bound is the maximum `limit` of the route's query. */
+export const keywordsPayload = (maxKeywords: number) =>
+  z
+    .object({
+      site: SiteEcho,
+      keywords: z
+        .array(PublicKeyword)
+        .max(maxKeywords)
+        .describe('Best position first (ties by keyword text), then unranked keywords by text.'),
+    })
+    .strict()
+    .register(documentedSchemas, { id: 'KeywordsPayload', description: 'The first `limit` tracked keywords.' });
 
 export const AuditPayload = z
   .object({
@@ -120,10 +128,10 @@ export const AuditPayload = z
 export const AuditSetupRequired = setupRequired('AuditSetupRequired', 'no_audit', 'No audit of the site has completed yet.');
 
 export type Mover = z.output<typeof Mover>;
-export type RankingsPayload = z.output<typeof RankingsPayload>;
+export type RankingsPayload = z.output<ReturnType<typeof rankingsPayload>>;
 export type AiVisibilityPayload = z.output<typeof AiVisibilityPayload>;
 export type AiVisibilitySetupRequired = z.output<typeof AiVisibilitySetupRequired>;
 export type PublicKeyword = z.output<typeof PublicKeyword>;
-export type KeywordsPayload = z.output<typeof KeywordsPayload>;
+export type KeywordsPayload = z.output<ReturnType<typeof keywordsPayload>>;
 export type AuditPayload = z.output<typeof AuditPayload>;
 export type AuditSetupRequired = z.output<typeof AuditSetupRequired>;

@@ -1,17 +1,19 @@
 import { z } from 'zod';
 import { RankingsDocument } from '../generated/graphql.js';
 import { toMovers, toRankingsPayload } from '../mappers/rankingsMapper.js';
-import { RankingsPayload } from './payloadSchemas.js';
+import { rankingsPayload } from './payloadSchemas.js';
 import { defineRoute } from './publicRoute.js';
 import { lenientPositiveInt, siteParameter } from './queryRules.js';
 import { singleSite } from './singleSite.js';
 
 const DAY_MS = 86_400_000;
+const MAX_DAYS = 90;
+const MAX_LIMIT = 100;
 
 export const rankingsQuery = z.object({
   site: siteParameter,
-  days: lenientPositiveInt(7, 90, 'The trailing window in days.'),
-  limit: lenientPositiveInt(10, 100, 'How many movers to list at most.'),
+  days: lenientPositiveInt(7, MAX_DAYS, 'The trailing window in days.'),
+  limit: lenientPositiveInt(10, MAX_LIMIT, 'How many movers to list at most.'),
 });
 
 export const rankingsRoute = defineRoute({
@@ -22,7 +24,7 @@ export const rankingsRoute = defineRoute({
     'Compares the newest rank check with the newest one on or before `days` days ago (UTC) and lists the ' +
     'keywords whose position changed, largest move first.',
   query: rankingsQuery,
-  data: RankingsPayload,
+  data: rankingsPayload(MAX_DAYS, MAX_LIMIT),
   params({ site, days, limit }, now) {
     // The window starts `days` calendar days before today (UTC); it is part of the
     // cache key so an answer never outlives the day it was computed for.
