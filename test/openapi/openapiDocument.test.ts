@@ -3,6 +3,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import nock from 'nock';
 import { createApp } from '../../src/app.js';
 import type { ParameterObject, ReferenceObject } from 'openapi3-ts/oas31';
+import { cacheStatusField } from '../../src/cache/cacheFields.js';
 import { buildOpenApiDocument } from '../../src/openapi/buildOpenApiDocument.js';
 import { PUBLIC_ROUTES } from '../../src/routes/publicRoutes.js';
 import { fakeServices } from '../support/fakeServices.js';
@@ -57,6 +58,27 @@ describe('OpenAPI document', () => {
         ['200', '304', '400', '401', '403', '404', '405', '408', '414', '429', '431', '500', '502', '503', '504'],
         path,
       );
+    }
+  });
+
+  it('Cache-Status: the pattern matches every value the gateway writes, and nothing else', () => {
+    const header = openApiDocument.components?.headers?.CacheStatus;
+    const schema = header !== undefined && 'schema' in header ? header.schema : undefined;
+    assert.ok(schema !== undefined && 'pattern' in schema && typeof schema.pattern === 'string');
+    const pattern = new RegExp(schema.pattern);
+    const answer = { body: '{}', etag: '"x"' };
+    const written = [
+      cacheStatusField({ answer, status: 'hit', ageSeconds: 0 }, 30),
+      cacheStatusField({ answer, status: 'hit', ageSeconds: 30 }, 30),
+      cacheStatusField({ answer, status: 'miss' }, 30),
+      cacheStatusField({ answer, status: 'miss', collapsed: true }, 30),
+      cacheStatusField({ answer, status: 'stale', ageSeconds: 70 }, 30),
+      cacheStatusField({ answer, status: 'miss' }, 0),
+    ];
+    assert.deepEqual(written.slice(0, 3), ['gateway; hit; ttl=30', 'gateway; hit; ttl=0', 'gateway; fwd=miss']);
+    for (const value of written) assert.match(value, pattern);
+    for (const value of ['gateway; hit', 'hit', 'gateway; fwd=uri-miss', 'other; hit; ttl=3']) {
+      assert.doesNotMatch(value, pattern);
     }
   });
 
