@@ -1,3 +1,4 @@
+import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { AppState } from './appState.js';
@@ -5,21 +6,20 @@ import { authenticateRequest } from './auth/authenticate.js';
 import { observeRequests } from './http/observeRequests.js';
 import { addOperationalRoutes } from './http/operationalRoutes.js';
 import { alwaysReady } from './http/readiness.js';
-import { unmatchedPaths } from './http/unmatchedPaths.js';
+import { methodNotAllowed, routeNotFound } from './http/unmatchedPaths.js';
 import { takeFromLimit } from './limits/limitRequests.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
-import { aiVisibilityRoute } from './routes/aiVisibilityRoute.js';
-import { auditIssuesRoute } from './routes/auditIssuesRoute.js';
+import { buildOpenApiDocument } from './openapi/buildOpenApiDocument.js';
 import { handleRoute } from './routes/handleRoute.js';
-import { keywordsRoute } from './routes/keywordsRoute.js';
 import type { PublicRoute } from './routes/publicRoute.js';
-import { rankingsRoute } from './routes/rankingsRoute.js';
+import { PUBLIC_ROUTES } from './routes/publicRoutes.js';
 import type { Services } from './services.js';
 
 /**
  * The whole request path, top to bottom:
  * observe (request id; error envelope; metrics and log line once answered)
- * → router (404/405 before auth; openapi, docs, metrics, readyz need no key)
+ * → router (405 from its allowedMethods and 404 from the one fallback, both before auth;
+ *   openapi, docs, metrics, readyz need no key)
  * → public route: authenticate → request limit → room to count it? → answer (cache → platform →
  *   mapper) → count usage.
  *
@@ -34,18 +34,21 @@ export function createApp(services: Services): Koa<AppState> {
   const metrics = services.metrics ?? createGatewayMetrics();
   app.use(observeRequests(services.logger, metrics));
 
-  const router = new Router<AppState>();
+  // Every method Node parses is known to the router, so an unknown path with any method
+  // falls through to the 404 fallback and a known path with another method is a 405.
+  const router = new Router<AppState>({ methods: [...METHODS] });
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
   // OpenAPI document, docs page, metrics, readiness: no key, answered before auth.
-  const operationalPaths = addOperationalRoutes(router, {
+  addOperationalRoutes(router, {
     metrics,
     readiness: services.readiness ?? alwaysReady(),
+    openApiJson: JSON.stringify(buildOpenApiDocument(PUBLIC_ROUTES, { publicBaseUrl: services.publicBaseUrl })),
   });
 
   const { authenticator, limiter, usage } = services;
-  const publicRoute = <P extends Record<string, string | number>>(route: PublicRoute<P>) => {
+  const publicRoute = (route: PublicRoute) => {
     const answer = handleRoute(route, { ...services, metrics });
     router.get(route.path, async (ctx) => {
       ctx.state.route = route.path;
@@ -57,16 +60,11 @@ export function createApp(services: Services): Koa<AppState> {
       // Every successful answer (200, or 304 for an unchanged one) counts once; failures never do.
       if (ctx.status === 200 || ctx.status === 304) usage.record(principal, route.path);
     });
-    return route.path;
   };
-  const publicPaths = [
-    publicRoute(rankingsRoute),
-    publicRoute(aiVisibilityRoute),
-    publicRoute(keywordsRoute),
-    publicRoute(auditIssuesRoute),
-  ];
+  for (const route of PUBLIC_ROUTES) publicRoute(route);
 
+  app.use(routeNotFound());
   app.use(router.routes());
-  app.use(unmatchedPaths([...publicPaths, '/healthz', ...operationalPaths]));
+  app.use(router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));
   return app;
 }

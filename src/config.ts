@@ -50,6 +50,14 @@ const EnvSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: z.preprocess(emptyAsUndefined, integer('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400)),
   CACHE_TTL_SECONDS: z.preprocess(emptyAsUndefined, integer('CACHE_TTL_SECONDS', 30, 0, 3600)),
   LOCAL_DATA_DIR: z.preprocess(emptyAsUndefined, z.string().optional()).transform((v) => v ?? '.local'),
+  // The URL consumers use to reach the gateway (behind a proxy it differs from HOST:PORT).
+  PUBLIC_BASE_URL: z.preprocess(
+    emptyAsUndefined,
+    url('PUBLIC_BASE_URL').refine(
+      (value) => value === undefined || !/[?#]/.test(value),
+      'PUBLIC_BASE_URL must not hold a query or fragment',
+    ),
+  ),
 });
 
 export interface UpstreamTarget {
@@ -69,6 +77,8 @@ export interface Config {
   readonly cacheTtlSeconds: number;
   /** Where the local key service keeps its data file (local mode only). */
   readonly localDataDir: string;
+  /** The OpenAPI document's server URL, without a trailing slash; null: `/`. */
+  readonly publicBaseUrl: string | null;
 }
 
 export class ConfigError extends Error {
@@ -123,5 +133,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimit: Object.freeze({ requests: e.RATE_LIMIT_REQUESTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS }),
     cacheTtlSeconds: e.CACHE_TTL_SECONDS,
     localDataDir: e.LOCAL_DATA_DIR,
+    publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? null,
   });
 }

@@ -4,22 +4,7 @@
  * are translated here, and only here, into what a consumer may see.
  */
 
-export type ErrorCode =
-  | 'BAD_REQUEST'
-  | 'UNAUTHORIZED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'METHOD_NOT_ALLOWED'
-  | 'REQUEST_TIMEOUT'
-  | 'URI_TOO_LONG'
-  | 'HEADERS_TOO_LARGE'
-  | 'RATE_LIMITED'
-  | 'INTERNAL'
-  | 'UPSTREAM_ERROR'
-  | 'SERVICE_UNAVAILABLE'
-  | 'UPSTREAM_TIMEOUT';
-
-export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze({
+export const STATUS_BY_CODE = Object.freeze({
   BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
@@ -33,11 +18,53 @@ export const STATUS_BY_CODE: Readonly<Record<ErrorCode, number>> = Object.freeze
   UPSTREAM_ERROR: 502,
   SERVICE_UNAVAILABLE: 503,
   UPSTREAM_TIMEOUT: 504,
-});
+} as const);
+
+export type ErrorCode = keyof typeof STATUS_BY_CODE;
+
+/** Every code, in the order above: the OpenAPI document's enum is generated from it. */
+export const ERROR_CODES = Object.keys(STATUS_BY_CODE) as [ErrorCode, ...ErrorCode[]];
+
+/**
+ * Every `reason` the gateway sends, with the one code it refines. Closed: an ApiError
+ * cannot carry a reason missing here, so the document's enums (generated from this
+ * map) list every value a consumer can meet.
+ */
+export const CODE_BY_REASON = Object.freeze({
+  missing_key: 'UNAUTHORIZED',
+  malformed_key: 'UNAUTHORIZED',
+  unsupported_scheme: 'UNAUTHORIZED',
+  conflicting_credentials: 'UNAUTHORIZED',
+  key_in_query: 'UNAUTHORIZED',
+  invalid_key: 'UNAUTHORIZED',
+  expired_key: 'UNAUTHORIZED',
+  not_an_api_key: 'FORBIDDEN',
+  missing_permission: 'FORBIDDEN',
+  plan_not_eligible: 'FORBIDDEN',
+  usage_ceiling_reached: 'FORBIDDEN',
+  site_missing: 'BAD_REQUEST',
+  site_repeated: 'BAD_REQUEST',
+  site_too_long: 'BAD_REQUEST',
+  site_ambiguous: 'BAD_REQUEST',
+  site_not_found: 'NOT_FOUND',
+  route_not_found: 'NOT_FOUND',
+  key_service_unavailable: 'SERVICE_UNAVAILABLE',
+  limiter_unavailable: 'SERVICE_UNAVAILABLE',
+  not_ready: 'SERVICE_UNAVAILABLE',
+} as const satisfies Record<string, ErrorCode>);
+
+export type ErrorReason = keyof typeof CODE_BY_REASON;
+
+export const ERROR_REASONS = Object.keys(CODE_BY_REASON) as [ErrorReason, ...ErrorReason[]];
+
+/** The reasons that may refine `code`, in the order of CODE_BY_REASON. */
+export function reasonsOf(code: ErrorCode): ErrorReason[] {
+  return ERROR_REASONS.filter((reason) => CODE_BY_REASON[reason] === code);
+}
 
 export interface ApiErrorOptions {
   /** A stable, machine-readable refinement of the code (e.g. `expired_key`). */
-  reason?: string;
+  reason?: ErrorReason;
   /** Response headers that belong to this failure (Retry-After, Allow, WWW-Authenticate). */
   headers?: Record<string, string>;
   cause?: unknown;
@@ -46,7 +73,7 @@ export interface ApiErrorOptions {
 /** A failure whose code and message are safe to show to the consumer. */
 export class ApiError extends Error {
   readonly status: number;
-  readonly reason: string | undefined;
+  readonly reason: ErrorReason | undefined;
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(

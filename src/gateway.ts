@@ -75,7 +75,18 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     ...(config.redisUrl ? { redis: () => limiter.available() } : {}),
   });
 
-  const app = createApp({ logger, now, authenticator, limiter, cache, usage, platform, metrics, readiness });
+  const app = createApp({
+    logger,
+    now,
+    authenticator,
+    limiter,
+    cache,
+    usage,
+    platform,
+    metrics,
+    readiness,
+    ...(config.publicBaseUrl === null ? {} : { publicBaseUrl: config.publicBaseUrl }),
+  });
   const server = createHttpServer(app, { logger, metrics });
   const url = await listenOn(server, config.host, config.port).catch(async (err: unknown) => {
     await Promise.allSettled([usage.close(0), limiter.close(), authenticator.close(), local?.close()]);

@@ -23,4 +23,6 @@ export interface Services {
   readonly metrics?: GatewayMetrics;
   /** Upstream probes for GET /readyz. Absent: always ready (tests). */
   readonly readiness?: Readiness;
+  /** The public URL of this gateway for the OpenAPI document's `servers` (PUBLIC_BASE_URL). Absent: `/`. */
+  readonly publicBaseUrl?: string;
 }

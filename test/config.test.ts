@@ -31,8 +31,17 @@ describe('config', () => {
       rateLimit: { requests: 600, windowSeconds: 60 },
       cacheTtlSeconds: 30,
       localDataDir: '.local',
+      publicBaseUrl: null,
     });
     assert.ok(Object.isFrozen(config));
+  });
+
+  it('takes PUBLIC_BASE_URL as an absolute http(s) URL without query or fragment, trimming trailing slashes', () => {
+    assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.test/' }).publicBaseUrl, 'https://api.example.test');
+    assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://example.test/seo//' }).publicBaseUrl, 'https://example.test/seo');
+    for (const bad of ['/relative', 'ftp://example.test', 'https://example.test/?x=1', 'https://example.test/#top', 'not a url']) {
+      assert.throws(() => loadConfig({ PUBLIC_BASE_URL: bad }), /PUBLIC_BASE_URL/, bad);
+    }
   });
 
   it('treats empty values as unset, as .env.example leaves them', () => {

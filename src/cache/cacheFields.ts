@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { CacheResult } from './answerCache.js';
 
 /** The cache's name in Cache-Status. */
@@ -43,4 +44,9 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
     if (match[1] === current) return true;
   }
   return false;
+}
+
+/** A strong validator over the exact bytes sent: equal bytes, equal tag. */
+export function strongEtag(body: string | Buffer): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
 }

@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { successBody } from '../envelope.js';
 import type { CachedAnswer } from './answerCache.js';
+import { strongEtag } from './cacheFields.js';
 
 /** Serializes a payload into its success envelope once, with a strong ETag over the bytes. */
 export function serializeAnswer(payload: unknown): CachedAnswer {
   const body = JSON.stringify(successBody(payload));
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
-  return { body, etag };
+  return { body, etag: strongEtag(body) };
 }

@@ -11,17 +11,18 @@ import { serveReadiness } from './serveReadiness.js';
 export interface OperationalServices {
   readonly metrics: GatewayMetrics;
   readonly readiness: Readiness;
+  /** The OpenAPI document, serialized once: it never changes while the process runs. */
+  readonly openApiJson: string;
 }
 
 /**
  * The routes that describe and watch the gateway: the OpenAPI document, the docs
  * page and its assets, metrics and readiness. None needs a key, none touches an
  * organization's data, so they are answered before authentication.
- * Returns the paths, so unmatched methods on them answer 405.
  */
-export function addOperationalRoutes(router: Router<AppState>, services: OperationalServices): string[] {
+export function addOperationalRoutes(router: Router<AppState>, services: OperationalServices): void {
   const routes: Array<[string, RouterMiddleware<AppState>]> = [
-    ['/v1/openapi.json', serveOpenApi()],
+    ['/v1/openapi.json', serveOpenApi(services.openApiJson)],
     ['/docs', serveDocsPage()],
     ['/docs/assets/:name', serveDocsAsset()],
     ['/metrics', serveMetrics(services.metrics)],
@@ -37,5 +38,4 @@ export function addOperationalRoutes(router: Router<AppState>, services: Operati
       handler,
     );
   }
-  return routes.map(([path]) => path).filter((path) => !path.includes(':'));
 }

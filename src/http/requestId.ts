@@ -3,10 +3,10 @@ import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../appState.js';
 
 /** A caller's id is kept only when it is short and plain, so it is safe in logs and headers. */
-const WELL_FORMED = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+export const REQUEST_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 export function isWellFormedRequestId(value: string | undefined): value is string {
-  return value !== undefined && WELL_FORMED.test(value);
+  return value !== undefined && REQUEST_ID_PATTERN.test(value);
 }
 
 /** Every answer carries X-Request-Id: the caller's, if well formed, else a new UUID. */

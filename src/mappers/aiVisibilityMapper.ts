@@ -1,4 +1,5 @@
-import { setupRequired, type SetupRequired } from './setupRequired.js';
+import type { AiVisibilityPayload, AiVisibilitySetupRequired } from '../routes/payloadSchemas.js';
+import { setupRequired } from './setupRequired.js';
 import { toUtcTimestamp } from './utcTimestamp.js';
 
 export interface AiVisibilityProgram {
@@ -7,23 +8,13 @@ export interface AiVisibilityProgram {
   rollups: ReadonlyArray<{ scoreBps: number; appearanceRate: number; shareOfVoice: number; computedAt: string }>;
 }
 
-export interface AiVisibilityPayload {
-  site: string;
-  ai_visibility: {
-    score: number | null;
-    activePrompts: number;
-    pausedPrompts: number;
-    summary: { appearanceRate: number | null; shareOfVoice: number | null; computedAt: string | null };
-  };
-}
-
 const BASIS_POINTS_PER_UNIT = 10_000;
 
 /** The newest 30-day rollup and prompt counts; no program → the setup-required answer. */
 export function toAiVisibilityPayload(
   site: string,
   program: AiVisibilityProgram | null,
-): AiVisibilityPayload | SetupRequired<'no_ai_visibility'> {
+): AiVisibilityPayload | AiVisibilitySetupRequired {
   if (program === null) return setupRequired(site, 'no_ai_visibility');
   const rollup = program.rollups[0];
   return {

@@ -1,4 +1,5 @@
-import { setupRequired, type SetupRequired } from './setupRequired.js';
+import type { AuditPayload, AuditSetupRequired } from '../routes/payloadSchemas.js';
+import { setupRequired } from './setupRequired.js';
 import { toUtcTimestamp } from './utcTimestamp.js';
 
 export interface CompletedAuditRun {
@@ -8,22 +9,10 @@ export interface CompletedAuditRun {
   issueSummary: ReadonlyArray<{ severity: 'CRITICAL' | 'WARNING' | 'INFO'; count: number }>;
 }
 
-export interface AuditPayload {
-  site: string;
-  audit: {
-    latestRun: {
-      id: string;
-      completedAt: string;
-      scores: { overall: number | null; aiCrawl: number | null; decay: number | null; technical: number | null };
-    };
-    issueCounts: { critical: number; warn: number; info: number };
-  };
-}
-
 const COUNT_FIELD = { CRITICAL: 'critical', WARNING: 'warn', INFO: 'info' } as const;
 
 /** The newest completed run's scores and counts (never issue rows); none → setup required. */
-export function toAuditPayload(site: string, run: CompletedAuditRun | null): AuditPayload | SetupRequired<'no_audit'> {
+export function toAuditPayload(site: string, run: CompletedAuditRun | null): AuditPayload | AuditSetupRequired {
   if (run === null) return setupRequired(site, 'no_audit');
   if (run.completedAt === null) throw new TypeError('a completed audit run has no completedAt');
   const issueCounts = { critical: 0, warn: 0, info: 0 };

@@ -1,4 +1,5 @@
 import { compareCodePoints } from './codePointOrder.js';
+import type { KeywordsPayload, PublicKeyword } from '../routes/payloadSchemas.js';
 import { toPublicPosition } from './position.js';
 
 export interface TrackedKeywordNode {
@@ -6,19 +7,6 @@ export interface TrackedKeywordNode {
   position: number | null;
   searchVolume: number | null;
   cluster: { label: string } | null;
-}
-
-export interface PublicKeyword {
-  keyword: string;
-  position: number | null;
-  unranked: boolean;
-  volume: number | null;
-  clusterLabel: string | null;
-}
-
-export interface KeywordsPayload {
-  site: string;
-  keywords: PublicKeyword[];
 }
 
 /** Best position first (ties by text, code point order), then unranked keywords by text. */

@@ -1,4 +1,5 @@
 import { compareCodePoints } from './codePointOrder.js';
+import type { Mover, RankingsPayload } from '../routes/payloadSchemas.js';
 import { toPublicPosition } from './position.js';
 
 export interface RankEntry {
@@ -12,18 +13,6 @@ export interface StartEntry {
   position: number | null;
 }
 
-export interface Mover {
-  keyword: string;
-  from: number | null;
-  to: number | null;
-  delta: number | null;
-}
-
-export interface RankingsPayload {
-  site: string;
-  days: number;
-  movers: Mover[];
-}
 
 /** For ordering only: an unranked side counts as just below the top 100. */
 const UNRANKED_FOR_ORDERING = 101;

@@ -1,9 +1,9 @@
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { gzip } from 'node:zlib';
+import { strongEtag } from '../cache/cacheFields.js';
 
 /**
  * The few files of swagger-ui-dist the docs page needs, served by the gateway itself
@@ -67,7 +67,7 @@ export function docsAsset(name: string): Promise<DocsAsset> | undefined {
 
 async function load(source: AssetSource): Promise<DocsAsset> {
   const body = 'file' in source ? await readFile(join(distDir, source.file)) : Buffer.from(source.text, 'utf8');
-  const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  const etag = strongEtag(body);
   // Off the event loop: the bundle is large enough that a synchronous gzip would stall requests.
   return { contentType: source.contentType, body, gzipped: await gzipped(body), etag };
 }

@@ -1,6 +1,7 @@
 import type { RouterMiddleware } from '@koa/router';
 import type { Middleware } from 'koa';
 import type { AppState } from '../appState.js';
+import { matchesIfNoneMatch } from '../cache/cacheFields.js';
 import { ApiError } from '../errors.js';
 import { docsAsset } from './docsAssets.js';
 
@@ -70,7 +71,7 @@ export function serveDocsAsset(): RouterMiddleware<AppState> {
     ctx.set('Cache-Control', 'public, max-age=3600');
     ctx.set('ETag', asset.etag);
     ctx.vary('Accept-Encoding');
-    if (ctx.get('If-None-Match') === asset.etag) {
+    if (matchesIfNoneMatch(ctx.get('If-None-Match'), asset.etag)) {
       ctx.status = 304;
       return;
     }

@@ -7,7 +7,7 @@ import type { Services } from '../services.js';
 import type { PublicRoute } from './publicRoute.js';
 
 /** The answer depends on the organization behind the key, whichever header carried it. */
-const VARY = 'Authorization, X-API-Key';
+export const VARY = 'Authorization, X-API-Key';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export type AnswerRoute = (ctx: ParameterizedContext<AppState>, principal: Principal) => Promise<void>;
@@ -16,19 +16,19 @@ export type AnswerRoute = (ctx: ParameterizedContext<AppState>, principal: Princ
  * parse → cache (scoped to the caller's organization) → load → send. Routes stay
  * declarative; everything they share lives here.
  */
-export function handleRoute<P extends Record<string, string | number>>(
-  route: PublicRoute<P>,
+export function handleRoute(
+  route: PublicRoute,
   services: Pick<Services, 'cache' | 'platform' | 'now' | 'metrics'>,
 ): AnswerRoute {
   const { cache, platform, metrics } = services;
   const ttlSeconds = cache.ttlSeconds;
   const cacheControl = cacheControlField(ttlSeconds);
   return async (ctx, principal) => {
-    const params = route.parse(ctx.query, services.now());
+    const request = route.prepare(ctx.query, services.now());
     const organizationId = principal.organizationId;
     // The organization leads the key: no two organizations can ever share an entry.
-    const key = `${organizationId}\u0000${route.path}\u0000${JSON.stringify(params)}`;
-    const result = await cache.get(key, () => route.load({ platform, organizationId }, params).catch(asPlatformFailure));
+    const key = `${organizationId}\u0000${route.path}\u0000${JSON.stringify(request.params)}`;
+    const result = await cache.get(key, () => request.load({ platform, organizationId }).catch(asPlatformFailure));
     metrics?.cacheLookup(result.status);
     const { answer } = result;
     const res = ctx.res;

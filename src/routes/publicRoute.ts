@@ -1,5 +1,7 @@
+import { z } from 'zod';
 import type { PlatformClient } from '../platform/platformClient.js';
-import type { QueryValues } from './queryParams.js';
+import { documentedSchemas } from './documentedSchemas.js';
+import { parseQuery, type QueryValues, type RouteQuery } from './queryRules.js';
 
 /** What a route's loader may use: the platform, scoped to the caller's organization. */
 export interface LoadContext {
@@ -8,17 +10,68 @@ export interface LoadContext {
   readonly organizationId: string;
 }
 
-/**
- * One public v1 route: parse the query (throwing ApiError for bad input), then load
- * the payload. The normalized params are the cache key, so two requests that mean
- * the same thing share one answer.
- */
-export interface PublicRoute<P extends Record<string, string | number>> {
-  readonly path: string;
-  parse(query: QueryValues, now: Date): P;
-  load(context: LoadContext, params: P): Promise<unknown>;
+export type CacheParams = Readonly<Record<string, string | number>>;
+
+/** One request, parsed: its normalized params (the cache key) and the loader of their answer. */
+export interface PreparedRequest {
+  readonly params: CacheParams;
+  load(context: LoadContext): Promise<unknown>;
 }
 
-export function defineRoute<P extends Record<string, string | number>>(route: PublicRoute<P>): PublicRoute<P> {
-  return route;
+/** What the OpenAPI document says about an operation besides its schemas. */
+export interface OperationText {
+  readonly operationId: string;
+  readonly summary: string;
+  readonly description: string;
+}
+
+/**
+ * One public v1 route, declared once: its path, its query and its 200 `data` as zod
+ * schemas (which parse, type and document it), and its loader.
+ */
+export interface RouteDeclaration<Q extends RouteQuery, D extends z.ZodType, P extends CacheParams> extends OperationText {
+  readonly path: string;
+  readonly query: Q;
+  readonly data: D;
+  /** The params the answer depends on: the parsed query, plus anything derived from the clock. */
+  params(query: z.output<Q>, now: Date): P;
+  load(context: LoadContext, params: P): Promise<z.output<D>>;
+}
+
+/** A declared route as the app and the document use it, whatever its own types. */
+export interface PublicRoute extends OperationText {
+  readonly path: string;
+  readonly query: RouteQuery;
+  readonly data: z.ZodType;
+  /** The whole 200 body: `data` in the success envelope. */
+  readonly envelope: z.ZodType;
+  /** Parses the query, throwing ApiError for bad input. Two requests that mean the same thing get equal params. */
+  prepare(query: QueryValues, now: Date): PreparedRequest;
+}
+
+export function defineRoute<Q extends RouteQuery, D extends z.ZodType, P extends CacheParams>(
+  route: RouteDeclaration<Q, D, P>,
+): PublicRoute {
+  const { path, operationId, summary, description, query, data } = route;
+  const envelope = z
+    .object({
+      data,
+      meta: z.object({}).strict().describe('Always an empty object on success.'),
+      errors: z.array(z.unknown()).max(0).describe('Always empty on success.'),
+    })
+    .strict()
+    .register(documentedSchemas, { id: `${operationId.replace(/^get/, '')}Envelope`, description: summary });
+  return {
+    path,
+    operationId,
+    summary,
+    description,
+    query,
+    data,
+    envelope,
+    prepare(raw, now) {
+      const params = route.params(parseQuery(query, raw), now);
+      return { params, load: (context) => route.load(context, params) };
+    },
+  };
 }

@@ -39,7 +39,7 @@ describe('unmatched paths and methods', () => {
 
   it('answers 405 METHOD_NOT_ALLOWED with Allow for other methods on the four routes, before authentication', async () => {
     for (const path of ROUTE_PATHS) {
-      for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']) {
+      for (const method of ['POST', 'PUT', 'PATCH', 'DELETE', 'PROPFIND']) {
         for (const key of [null, 'key-org-a']) {
           const answer = await app.call(`${path}?site=example.com`, { key, method });
           assert.equal(answer.status, 405, `${method} ${path}`);
@@ -49,6 +49,16 @@ describe('unmatched paths and methods', () => {
       }
     }
     assert.equal(authentications, 0, 'the authenticator was never asked');
+  });
+
+  it('answers OPTIONS on the four routes with Allow and no CORS fields, before authentication', async () => {
+    for (const path of ROUTE_PATHS) {
+      const answer = await app.call(path, { method: 'OPTIONS', headers: { origin: 'https://elsewhere.example' } });
+      assert.equal(answer.status, 200, path);
+      assert.deepEqual(answer.headers.get('allow')?.split(', ').sort(), ['GET', 'HEAD']);
+      assert.equal(answer.headers.get('access-control-allow-origin'), null);
+    }
+    assert.equal(authentications, 0);
   });
 
   it('answers 405, not 404, for a route path written as the router matches it (case, trailing slash)', async () => {

@@ -2,11 +2,11 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type {
   HeaderObject,
-  JsonSchema,
-  OpenApiDocument,
-  Reference,
+  OpenAPIObject,
+  ReferenceObject,
   ResponseObject,
-} from '../../src/openapi/openapiTypes.js';
+  SchemaObject,
+} from 'openapi3-ts/oas31';
 
 /** A real answer, as a test received it. */
 export interface RealAnswer {
@@ -27,17 +27,17 @@ export class DocumentConformance {
   private readonly ajv: Ajv2020;
   private readonly compiled = new Map<string, ValidateFunction>();
 
-  constructor(private readonly document: OpenApiDocument) {
+  constructor(private readonly document: OpenAPIObject) {
     this.ajv = new Ajv2020({ strict: true, allErrors: true });
     addFormats.default(this.ajv);
     // The document's component schemas, under one id, so '#/components/schemas/X' resolves.
-    this.ajv.addSchema({ $id: SCHEMAS_ID, $defs: withAjvRefs(document.components.schemas) });
+    this.ajv.addSchema({ $id: SCHEMAS_ID, $defs: withAjvRefs(document.components?.schemas ?? {}) });
   }
 
   /** The documented response of GET `path` for `status`, or undefined. */
   response(path: string, status: number): ResponseObject | undefined {
-    const declared = this.document.paths[path]?.get?.responses[String(status)];
-    return declared === undefined ? undefined : this.resolve<ResponseObject>(declared);
+    const declared: unknown = this.document.paths?.[path]?.get?.responses?.[String(status)];
+    return declared === undefined ? undefined : this.resolve<ResponseObject>(declared as ResponseObject | ReferenceObject);
   }
 
   problems(path: string, answer: RealAnswer): string[] {
@@ -51,7 +51,7 @@ export class DocumentConformance {
         if (header.required === true) found.push(`required header ${name} is missing`);
         continue;
       }
-      const validate = this.compile(`header ${name} ${JSON.stringify(header.schema)}`, header.schema);
+      const validate = this.compile(`header ${name} ${JSON.stringify(header.schema)}`, header.schema ?? {});
       if (!validate(value)) found.push(`header ${name}: ${JSON.stringify(value)} ${this.ajv.errorsText(validate.errors)}`);
     }
     const media = response.content?.['application/json'];
@@ -68,12 +68,12 @@ export class DocumentConformance {
     } catch (_err: unknown) {
       return [...found, 'body is not JSON'];
     }
-    const validate = this.compile(`body ${path} ${answer.status}`, media.schema);
+    const validate = this.compile(`body ${path} ${answer.status}`, media.schema ?? {});
     if (!validate(body)) found.push(`body: ${this.ajv.errorsText(validate.errors)}`);
     return found;
   }
 
-  private compile(key: string, schema: JsonSchema): ValidateFunction {
+  private compile(key: string, schema: SchemaObject | ReferenceObject): ValidateFunction {
     let validate = this.compiled.get(key);
     if (validate === undefined) {
       validate = this.ajv.compile(withAjvRefs(schema));
@@ -82,7 +82,7 @@ export class DocumentConformance {
     return validate;
   }
 
-  private resolve<T>(value: T | Reference): T {
+  private resolve<T>(value: T | ReferenceObject): T {
     if (typeof value !== 'object' || value === null || !('$ref' in value)) return value as T;
     const path = value.$ref.replace(/^#\//, '').split('/');
     let node: unknown = this.document;
@@ -100,8 +100,8 @@ function withAjvRefs<T>(value: T): T {
 }
 
 /** Every (path, status) the document declares for GET operations. */
-export function documentedStatuses(document: OpenApiDocument): Array<{ path: string; status: number }> {
-  return Object.entries(document.paths).flatMap(([path, item]) =>
-    Object.keys(item.get?.responses ?? {}).map((status) => ({ path, status: Number(status) })),
+export function documentedStatuses(document: OpenAPIObject): Array<{ path: string; status: number }> {
+  return Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
+    Object.keys((item.get?.responses as Record<string, unknown> | undefined) ?? {}).map((status) => ({ path, status: Number(status) })),
   );
 }

@@ -4,7 +4,8 @@ import { createApp } from '../../src/app.js';
 import type { Authenticator, Principal } from '../../src/auth/principal.js';
 import { ApiError, UpstreamError } from '../../src/errors.js';
 import type { RequestLimiter } from '../../src/limits/requestLimiter.js';
-import { openApiDocument, PARAMETER_LIMITS } from '../../src/openapi/openapiDocument.js';
+import { buildOpenApiDocument } from '../../src/openapi/buildOpenApiDocument.js';
+import { PUBLIC_ROUTES } from '../../src/routes/publicRoutes.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
 import { fakeServices, PLATFORM_TOKEN, PLATFORM_URL, unlimitedLimiter } from '../support/fakeServices.js';
 import { listenHardened, rawExchange } from '../http/listenHardened.js';
@@ -68,10 +69,13 @@ function scenarioLimiter(): RequestLimiter {
 }
 
 describe('OpenAPI document: real answers conform', () => {
-  const conformance = new DocumentConformance(openApiDocument);
+  const document = buildOpenApiDocument(PUBLIC_ROUTES);
+  const conformance = new DocumentConformance(document);
   const seen = new Set<string>();
   let producesNotModified = false;
   let server: Awaited<ReturnType<typeof listenHardened>>;
+  /** The same app behind a server that gives up on a request's headers quickly (408). */
+  let impatient: Awaited<ReturnType<typeof listenHardened>>;
 
   before(async () => {
     const app = createApp(
@@ -82,13 +86,15 @@ describe('OpenAPI document: real answers conform', () => {
       }),
     );
     server = await listenHardened(app);
+    impatient = await listenHardened(app, { headersTimeoutMs: 300, requestTimeoutMs: 300, timeoutCheckIntervalMs: 50 });
   });
   after(async () => {
     await server.close();
+    await impatient.close();
   });
 
-  async function answer(path: string, query: string, headers: Record<string, string> = {}): Promise<RealAnswer> {
-    const res = await fetch(`${server.url}${path}?${query}`, { headers });
+  async function answer(path: string, query: string, headers: Record<string, string> = {}, method = 'GET'): Promise<RealAnswer> {
+    const res = await fetch(`${server.url}${path}?${query}`, { headers, method });
     return { status: res.status, headers: res.headers, body: await res.text() };
   }
 
@@ -154,6 +160,16 @@ describe('OpenAPI document: real answers conform', () => {
         scope.done();
       });
 
+      it('405: another method, with Allow', async () => {
+        const real = await answer(fixture.path, fixture.query, { authorization: 'Bearer ok' }, 'DELETE');
+        assertConforms(fixture.path, real, 405);
+      });
+
+      it('408: a request whose headers never finish', async () => {
+        const raw = await rawExchange(impatient.port, `GET ${fixture.path}?${fixture.query} HTTP/1.1\r\nHost: localhost\r\n`);
+        assertConforms(fixture.path, parseRawAnswer(raw), 408);
+      });
+
       it('414: a URL longer than 8 KiB', async () => {
         const real = await answer(fixture.path, `site=${'a'.repeat(9000)}`, { authorization: 'Bearer ok' });
         assertConforms(fixture.path, real, 414);
@@ -207,9 +223,11 @@ describe('OpenAPI document: real answers conform', () => {
   it('rankings: `days` default and maximum are the ones the document states', async () => {
     const fixture = ROUTE_FIXTURES[0];
     assert.ok(fixture);
+    const days = document.paths?.[fixture.path]?.get?.parameters?.find((p) => 'name' in p && p.name === 'days');
+    assert.ok(days !== undefined && 'schema' in days && days.schema !== undefined && !('$ref' in days.schema));
     for (const [query, expected] of [
-      ['site=example.com', PARAMETER_LIMITS.rankingsDays.default],
-      ['site=example.com&days=100000', PARAMETER_LIMITS.rankingsDays.maximum],
+      ['site=example.com', days.schema.default],
+      ['site=example.com&days=100000', days.schema.maximum],
     ] as const) {
       const scope = platformAnswers(fixture, fixture.success);
       const real = await answer(fixture.path, query, { authorization: 'Bearer ok' });
@@ -219,7 +237,7 @@ describe('OpenAPI document: real answers conform', () => {
   });
 
   it('every status the document declares was answered by a real request', () => {
-    const missing = documentedStatuses(openApiDocument)
+    const missing = documentedStatuses(document)
       .filter(({ status }) => producesNotModified || status !== 304)
       .filter(({ path, status }) => !seen.has(`${path} ${status}`))
       .map(({ path, status }) => `${path} ${status}`);
