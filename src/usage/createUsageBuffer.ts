@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import { UpstreamError } from '../errors.js';
-import { retryDelayMs } from './retryDelay.js';
+import { retryDelayMs } from '../upstream/backoff.js';
 import type { UsageEvent, UsageSink } from './usageEvent.js';
 import type { UsageRecorder } from './usageRecorder.js';
 

@@ -1,0 +1,61 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { getGlobalDispatcher, interceptors, request, type Dispatcher } from 'undici';
+import { withDeadline } from './deadline.js';
+
+/** One call to an upstream: a small request body out, the whole answer back as text. */
+export interface UpstreamCall {
+  readonly method: 'GET' | 'POST';
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
+export interface UpstreamAnswer {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly text: string;
+}
+
+export interface UpstreamHttp {
+  /** The whole answer within `timeoutMs` of the start, or DeadlineError. Redirects are answers, not followed. */
+  send(url: string | URL, call: UpstreamCall): Promise<UpstreamAnswer>;
+  /** A response whose body is read as it arrives (the event stream); the caller ends it with `signal`. */
+  open(url: string, headers: Readonly<Record<string, string>>, signal: AbortSignal): Promise<Dispatcher.ResponseData>;
+}
+
+/**
+ * Every upstream call goes through undici's `request` API: pooled keep-alive connections
+ * per origin (undici's global Agent, so that one pool serves every client of the process),
+ * Node streams rather than web streams for the body, and gzip/deflate/br answers decoded
+ * by undici's decompress interceptor. A GraphQL or key-service endpoint that redirects is
+ * misconfigured: undici's request does not follow redirects, and the 3xx is reported as
+ * the unexpected status it is.
+ */
+export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp {
+  const dispatcher = getGlobalDispatcher().compose(interceptors.decompress());
+  const { timeoutMs } = options;
+
+  return {
+    send(url, call) {
+      return withDeadline(
+        timeoutMs,
+        async (signal) => {
+          const res = await request(url, {
+            dispatcher,
+            method: call.method,
+            headers: { 'accept-encoding': 'gzip, deflate, br', ...call.headers },
+            body: call.body ?? null,
+            signal,
+          });
+          const text = await res.body.text();
+          return { status: res.statusCode, statusText: res.statusText ?? '', headers: res.headers, text };
+        },
+        'upstream call',
+      );
+    },
+
+    open(url, headers, signal) {
+      return request(url, { dispatcher, method: 'GET', headers, signal });
+    },
+  };
+}
