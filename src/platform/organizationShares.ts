@@ -24,33 +24,35 @@ export const PLATFORM_SHARES = {
 } as const;
 
 export interface OrganizationShares {
-  /** Runs `call` within `organizationId`'s share and the overall cap; throttled (503 + Retry-After) beyond them. */
+  /** Runs `call` within `organizationId`'s share and the overall cap; refused as throttled (503 + Retry-After) beyond them. */
   run<T>(organizationId: string, operation: string, call: () => Promise<T>): Promise<T>;
 }
 
 export function createOrganizationShares(shares: typeof PLATFORM_SHARES = PLATFORM_SHARES): OrganizationShares {
-  // OVERFLOW: a call that finds the queue full is refused, never queued without bound.
-  const overall = new Bottleneck({ maxConcurrent: shares.overall, highWater: shares.queuedOverall, strategy: Bottleneck.strategy.OVERFLOW });
-  const perOrganization = new Bottleneck.Group({
-    maxConcurrent: shares.perOrganization,
-    highWater: shares.queuedPerOrganization,
-    strategy: Bottleneck.strategy.OVERFLOW,
-  });
+  const overall = new Bottleneck({ maxConcurrent: shares.overall });
+  const perOrganization = new Bottleneck.Group({ maxConcurrent: shares.perOrganization });
   // A call admitted within its organization's share then takes a slot of the overall cap.
   perOrganization.on('created', (limiter: Bottleneck) => {
     limiter.chain(overall);
   });
 
+  const refused = (operation: string, why: string) =>
+    new UpstreamError('platform', 'throttled', `${operation}: no room for another call (${why})`, shares.retryAfterSeconds);
+
   return {
-    async run(organizationId, operation, call) {
-      try {
-        return await perOrganization.key(organizationId).schedule(call);
-      } catch (err: unknown) {
-        if (err instanceof Bottleneck.BottleneckError) {
-          throw new UpstreamError('platform', 'throttled', `${operation}: no room for another call (${err.message})`, shares.retryAfterSeconds);
-        }
-        throw err;
-      }
+    run(organizationId, operation, call) {
+      // Admission counts every call a limiter holds (received, queued or running): calls
+      // scheduled in one burst are all still "received" when the next one arrives, and a
+      // bound on the queue alone (bottleneck's highWater) would admit most of a burst.
+      const limiter = perOrganization.key(organizationId);
+      if (held(limiter) >= shares.perOrganization + shares.queuedPerOrganization) return Promise.reject(refused(operation, 'organization'));
+      if (held(overall) >= shares.overall + shares.queuedOverall) return Promise.reject(refused(operation, 'instance'));
+      return limiter.schedule(call);
     },
   };
+}
+
+function held(limiter: Bottleneck): number {
+  const counts = limiter.counts();
+  return counts.RECEIVED + counts.QUEUED + counts.RUNNING + counts.EXECUTING;
 }

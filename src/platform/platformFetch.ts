@@ -3,6 +3,9 @@ import type { UpstreamHttp } from '../upstream/upstreamHttp.js';
 /** Statuses whose Response may carry no body (the Response constructor refuses one). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
+/** They describe the body as it came over the wire, before decoding. */
+const WIRE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding']);
+
 /**
  * The `fetch` graphql-request is given: its POST sent with undici's request API (see
  * createUpstreamHttp), the answer handed back as a Response built from the text already
@@ -21,6 +24,7 @@ export function platformFetch(http: UpstreamHttp): typeof fetch {
     const answer = await http.send(input, { method: init?.method === 'GET' ? 'GET' : 'POST', headers, ...(body ? { body } : {}) });
     const responseHeaders = new Headers();
     for (const [name, value] of Object.entries(answer.headers)) {
+      if (WIRE_HEADERS.has(name)) continue;
       if (Array.isArray(value)) for (const one of value) responseHeaders.append(name, one);
       else if (value !== undefined) responseHeaders.set(name, value);
     }

@@ -1,5 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { getGlobalDispatcher, interceptors, request, type Dispatcher } from 'undici';
+import { promisify } from 'node:util';
+import { brotliDecompress, gunzip, inflate } from 'node:zlib';
+import { request, type Dispatcher } from 'undici';
 import { withDeadline } from './deadline.js';
 
 /** One call to an upstream: a small request body out, the whole answer back as text. */
@@ -23,16 +25,23 @@ export interface UpstreamHttp {
   open(url: string, headers: Readonly<Record<string, string>>, signal: AbortSignal): Promise<Dispatcher.ResponseData>;
 }
 
+/** Decoders of the encodings the calls accept (undici's request, unlike fetch, leaves bodies encoded). */
+const DECODERS: Readonly<Record<string, (bytes: Buffer) => Promise<Buffer>>> = {
+  gzip: promisify(gunzip),
+  'x-gzip': promisify(gunzip),
+  deflate: promisify(inflate),
+  br: promisify(brotliDecompress),
+};
+
 /**
  * Every upstream call goes through undici's `request` API: pooled keep-alive connections
- * per origin (undici's global Agent, so that one pool serves every client of the process),
- * Node streams rather than web streams for the body, and gzip/deflate/br answers decoded
- * by undici's decompress interceptor. A GraphQL or key-service endpoint that redirects is
- * misconfigured: undici's request does not follow redirects, and the 3xx is reported as
- * the unexpected status it is.
+ * per origin (undici's global Agent, so that one pool serves every client of the process)
+ * and Node streams rather than web streams for the body. (undici's decompress interceptor
+ * would decode answers too, but it is marked experimental and warns on first use.)
+ * A GraphQL or key-service endpoint that redirects is misconfigured: undici's request does
+ * not follow redirects, and the 3xx is reported as the unexpected status it is.
  */
 export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp {
-  const dispatcher = getGlobalDispatcher().compose(interceptors.decompress());
   const { timeoutMs } = options;
 
   return {
@@ -41,13 +50,12 @@ export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp
         timeoutMs,
         async (signal) => {
           const res = await request(url, {
-            dispatcher,
             method: call.method,
             headers: { 'accept-encoding': 'gzip, deflate, br', ...call.headers },
             body: call.body ?? null,
             signal,
           });
-          const text = await res.body.text();
+          const text = await bodyText(res);
           return { status: res.statusCode, statusText: res.statusText ?? '', headers: res.headers, text };
         },
         'upstream call',
@@ -55,7 +63,14 @@ export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp
     },
 
     open(url, headers, signal) {
-      return request(url, { dispatcher, method: 'GET', headers, signal });
+      return request(url, { method: 'GET', headers, signal });
     },
   };
+}
+
+async function bodyText(res: Dispatcher.ResponseData): Promise<string> {
+  const encoding = res.headers['content-encoding'];
+  const decode = typeof encoding === 'string' ? DECODERS[encoding.trim().toLowerCase()] : undefined;
+  if (decode === undefined) return res.body.text();
+  return (await decode(Buffer.from(await res.body.arrayBuffer()))).toString('utf8');
 }

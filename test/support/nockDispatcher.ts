@@ -1,4 +1,4 @@
-import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { Dispatcher } from 'undici';
 
 /**
@@ -16,42 +16,31 @@ export class NockDispatcher extends Dispatcher {
   override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     const origin = new URL(String(options.origin));
     if (isLoopback(origin.hostname)) return this.loopback.dispatch(options, handler);
-    const { onRequestStart, onResponseStart, onResponseData, onResponseEnd, onResponseError } = handler;
-    if (!onRequestStart || !onResponseStart || !onResponseData || !onResponseEnd || !onResponseError) {
-      throw new TypeError('NockDispatcher takes handlers of undici 7 (onRequestStart ...)');
-    }
+    const events = toEvents(handler);
     const req = httpRequest(new URL(options.path, origin), { method: options.method, headers: toHeaders(options.headers) });
     let settled = false;
     const fail = (err: Error) => {
       if (settled) return;
       settled = true;
-      onResponseError.call(handler, controller, err);
-    };
-    const controller: Dispatcher.DispatchController = {
-      aborted: false,
-      paused: false,
-      reason: null,
-      abort(reason: Error) {
-        req.destroy(reason);
-        fail(reason);
-      },
-      pause() {},
-      resume() {},
+      events.error(err);
     };
     req.on('error', fail);
     req.on('response', (res) => {
-      onResponseStart.call(handler, controller, res.statusCode ?? 0, res.headers, res.statusMessage);
+      events.start(res);
       res.on('data', (chunk: Buffer) => {
-        if (!settled) onResponseData.call(handler, controller, chunk);
+        if (!settled) events.data(chunk);
       });
       res.on('end', () => {
         if (settled) return;
         settled = true;
-        onResponseEnd.call(handler, controller, {});
+        events.end();
       });
       res.on('error', fail);
     });
-    onRequestStart.call(handler, controller, {});
+    events.connect((reason = new Error('aborted')) => {
+      req.destroy(reason);
+      fail(reason);
+    });
     const body = options.body;
     req.end(typeof body === 'string' || body instanceof Uint8Array ? body : undefined);
     return true;
@@ -74,4 +63,48 @@ function toHeaders(headers: Dispatcher.DispatchOptions['headers']): IncomingHttp
   }
   for (const [name, value] of Object.entries(headers)) if (value !== undefined) out[name.toLowerCase()] = value;
   return out;
+}
+
+interface ResponseEvents {
+  connect(abort: (reason?: Error) => void): void;
+  start(res: IncomingMessage): void;
+  data(chunk: Buffer): void;
+  end(): void;
+  error(err: Error): void;
+}
+
+/** The handler's callbacks, in undici 7's form (onRequestStart ...) or the older one (onConnect ...) that `request` uses. */
+function toEvents(handler: Dispatcher.DispatchHandler): ResponseEvents {
+  const controller: Dispatcher.DispatchController = {
+    aborted: false,
+    paused: false,
+    reason: null,
+    abort: () => undefined,
+    pause: () => undefined,
+    resume: () => undefined,
+  };
+  if (handler.onResponseStart) {
+    return {
+      connect(abort) {
+        controller.abort = (reason) => abort(reason);
+        handler.onRequestStart?.(controller, {});
+      },
+      start: (res) => handler.onResponseStart?.(controller, res.statusCode ?? 0, res.headers, res.statusMessage),
+      data: (chunk) => handler.onResponseData?.(controller, chunk),
+      end: () => handler.onResponseEnd?.(controller, {}),
+      error: (err) => handler.onResponseError?.(controller, err),
+    };
+  }
+  return {
+    connect: (abort) => handler.onConnect?.(abort),
+    start: (res) => {
+      const raw = res.rawHeaders.map((value) => Buffer.from(value));
+      handler.onHeaders?.(res.statusCode ?? 0, raw, () => undefined, res.statusMessage ?? '');
+    },
+    data: (chunk) => {
+      handler.onData?.(chunk);
+    },
+    end: () => handler.onComplete?.([]),
+    error: (err) => handler.onError?.(err),
+  };
 }
