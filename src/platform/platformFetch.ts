@@ -18,15 +18,16 @@ export function platformFetch(http: UpstreamHttp): typeof fetch {
     const body = init?.body;
     if (body !== undefined && body !== null && typeof body !== 'string') throw new TypeError('platform calls carry a string body');
     const headers: Record<string, string> = {};
-    new Headers(init?.headers).forEach((value, name) => {
+    const given = init?.headers;
+    (given instanceof Headers ? given : new Headers(given)).forEach((value, name) => {
       headers[name] = value;
     });
     const answer = await http.send(input, { method: init?.method === 'GET' ? 'GET' : 'POST', headers, ...(body ? { body } : {}) });
-    const responseHeaders = new Headers();
+    const responseHeaders: Array<[string, string]> = [];
     for (const [name, value] of Object.entries(answer.headers)) {
-      if (WIRE_HEADERS.has(name)) continue;
-      if (Array.isArray(value)) for (const one of value) responseHeaders.append(name, one);
-      else if (value !== undefined) responseHeaders.set(name, value);
+      if (WIRE_HEADERS.has(name) || value === undefined) continue;
+      if (Array.isArray(value)) for (const one of value) responseHeaders.push([name, one]);
+      else responseHeaders.push([name, value]);
     }
     return new Response(NULL_BODY_STATUSES.has(answer.status) ? null : answer.text, {
       status: answer.status,

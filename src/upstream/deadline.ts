@@ -4,24 +4,19 @@ export class DeadlineError extends Error {
 }
 
 /**
- * Runs `work` with a signal that aborts `ms` after the start, and settles at the
- * deadline even when the work ignores the signal (rejecting with DeadlineError).
- * The timer is cleared as soon as the work settles, so nothing fires for a call that
- * ended in time, and it never keeps the process alive on its own.
+ * Settles as `work` does, or rejects with DeadlineError `ms` after the start, whichever
+ * comes first. The timer is cleared as soon as the work settles, so nothing fires for work
+ * done in time, and it never keeps the process alive on its own. The work is not cancelled:
+ * each caller bounds its own (an upstream call through undici's own timeouts).
  */
-export async function withDeadline<T>(ms: number, work: (signal: AbortSignal) => Promise<T>, what = 'work'): Promise<T> {
-  const controller = new AbortController();
+export async function withDeadline<T>(ms: number, work: () => Promise<T>, what = 'work'): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => {
-      const err = new DeadlineError(`${what}: not done within ${ms} ms`);
-      reject(err);
-      controller.abort(err);
-    }, ms);
+    timer = setTimeout(() => reject(new DeadlineError(`${what}: not done within ${ms} ms`)), ms);
     timer.unref();
   });
   try {
-    return await Promise.race([work(controller.signal), expired]);
+    return await Promise.race([work(), expired]);
   } finally {
     clearTimeout(timer);
   }

@@ -48,12 +48,16 @@ export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp
     send(url, call) {
       return withDeadline(
         timeoutMs,
-        async (signal) => {
+        async () => {
+          // The deadline answers the caller; undici's own timeouts (no AbortController per
+          // call) then end a connection that stays silent, and a late answer is still read
+          // to its end so that its connection returns to the pool.
           const res = await request(url, {
             method: call.method,
             headers: { 'accept-encoding': 'gzip, deflate, br', ...call.headers },
             body: call.body ?? null,
-            signal,
+            headersTimeout: timeoutMs,
+            bodyTimeout: timeoutMs,
           });
           const text = await bodyText(res);
           return { status: res.statusCode, statusText: res.statusText ?? '', headers: res.headers, text };
