@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate } from 'node:zlib';
-import { request, type Dispatcher } from 'undici';
+import { getGlobalDispatcher, request, type Dispatcher } from 'undici';
 import { withDeadline } from './deadline.js';
 
 /** One call to an upstream: a small request body out, the whole answer back as text. */
@@ -46,24 +46,20 @@ export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp
 
   return {
     send(url, call) {
-      return withDeadline(
-        timeoutMs,
-        async () => {
-          // The deadline answers the caller; undici's own timeouts (no AbortController per
-          // call) then end a connection that stays silent, and a late answer is still read
-          // to its end so that its connection returns to the pool.
-          const res = await request(url, {
-            method: call.method,
-            headers: { 'accept-encoding': 'gzip, deflate, br', ...call.headers },
-            body: call.body ?? null,
-            headersTimeout: timeoutMs,
-            bodyTimeout: timeoutMs,
-          });
-          const text = await bodyText(res);
-          return { status: res.statusCode, statusText: res.statusText ?? '', headers: res.headers, text };
-        },
-        'upstream call',
-      );
+      const target = typeof url === 'string' ? new URL(url) : url;
+      // The deadline answers the caller; undici's own timeouts (no AbortController per
+      // call) then end a connection that stays silent, and a late answer is still read
+      // to its end so that its connection returns to the pool.
+      const answer = dispatchWhole(getGlobalDispatcher(), {
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
+        method: call.method,
+        headers: { 'accept-encoding': 'gzip, deflate, br', ...call.headers },
+        body: call.body ?? null,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      }).then(decoded);
+      return withDeadline(timeoutMs, () => answer, 'upstream call');
     },
 
     open(url, headers, signal) {
@@ -72,9 +68,43 @@ export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp
   };
 }
 
-async function bodyText(res: Dispatcher.ResponseData): Promise<string> {
-  const encoding = res.headers['content-encoding'];
+interface WholeAnswer {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/**
+ * One call through undici's Dispatcher API with a handler that keeps the body's chunks:
+ * the request API would wrap them in a Readable stream only to read them back at once.
+ */
+function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): Promise<WholeAnswer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let head: Omit<WholeAnswer, 'body'> = { status: 0, statusText: '', headers: {} };
+    dispatcher.dispatch(options, {
+      // Its presence marks the handler as one of undici 7's form; nothing to do at the start.
+      onRequestStart() {},
+      onResponseStart(_controller, status, headers, statusText) {
+        head = { status, statusText: statusText ?? '', headers };
+      },
+      onResponseData(_controller, chunk) {
+        chunks.push(chunk);
+      },
+      onResponseEnd() {
+        resolve({ ...head, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) });
+      },
+      onResponseError(_controller, err) {
+        reject(err);
+      },
+    });
+  });
+}
+
+async function decoded(answer: WholeAnswer): Promise<UpstreamAnswer> {
+  const encoding = answer.headers['content-encoding'];
   const decode = typeof encoding === 'string' ? DECODERS[encoding.trim().toLowerCase()] : undefined;
-  if (decode === undefined) return res.body.text();
-  return (await decode(Buffer.from(await res.body.arrayBuffer()))).toString('utf8');
+  const body = decode === undefined ? answer.body : await decode(answer.body);
+  return { status: answer.status, statusText: answer.statusText, headers: answer.headers, text: body.toString('utf8') };
 }
