@@ -25,7 +25,7 @@ export interface UpstreamHttp {
   open(url: string, headers: Readonly<Record<string, string>>, signal: AbortSignal): Promise<Dispatcher.ResponseData>;
 }
 
-/** Decoders of the encodings the calls accept (undici's request, unlike fetch, leaves bodies encoded). */
+/** Decoders of the encodings the calls accept (undici, unlike its fetch, leaves bodies encoded). */
 const DECODERS: Readonly<Record<string, (bytes: Buffer) => Promise<Buffer>>> = {
   gzip: promisify(gunzip),
   'x-gzip': promisify(gunzip),
@@ -34,12 +34,14 @@ const DECODERS: Readonly<Record<string, (bytes: Buffer) => Promise<Buffer>>> = {
 };
 
 /**
- * Every upstream call goes through undici's `request` API: pooled keep-alive connections
- * per origin (undici's global Agent, so that one pool serves every client of the process)
- * and Node streams rather than web streams for the body. (undici's decompress interceptor
- * would decode answers too, but it is marked experimental and warns on first use.)
- * A GraphQL or key-service endpoint that redirects is misconfigured: undici's request does
- * not follow redirects, and the 3xx is reported as the unexpected status it is.
+ * Every upstream call goes through undici, on its global Agent: pooled keep-alive
+ * connections per origin, one pool for every client of the process. A call whose answer is
+ * read whole (`send`) uses the Dispatcher API with a handler that keeps the chunks; the
+ * event stream (`open`) uses the request API, whose body is a Node stream. No web streams.
+ * (undici's decompress interceptor would decode answers too, but it is marked experimental
+ * and warns on first use.) A GraphQL or key-service endpoint that redirects is misconfigured:
+ * undici follows no redirect unless told to, and the 3xx is reported as the unexpected
+ * status it is.
  */
 export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp {
   const { timeoutMs } = options;

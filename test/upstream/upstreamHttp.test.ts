@@ -11,7 +11,7 @@ type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void
 
 const POST = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' } as const;
 
-describe('upstream HTTP (undici request API)', () => {
+describe('upstream HTTP (undici)', () => {
   let handler: Handler;
   let server: Awaited<ReturnType<typeof listen>>;
   const sockets = new Set<Socket>();
