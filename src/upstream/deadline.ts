@@ -6,14 +6,14 @@ export class DeadlineError extends Error {
 /**
  * Settles as `work` does, or rejects with DeadlineError `ms` after the start, whichever
  * comes first. The timer is cleared as soon as the work settles, so nothing fires for work
- * done in time, and it never keeps the process alive on its own. The work is not cancelled:
+ * done in time; until then it keeps the process alive (a shutdown step waits out its
+ * deadline rather than the process ending under it). The work is not cancelled:
  * each caller bounds its own (an upstream call through undici's own timeouts).
  */
 export async function withDeadline<T>(ms: number, work: () => Promise<T>, what = 'work'): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(new DeadlineError(`${what}: not done within ${ms} ms`)), ms);
-    timer.unref();
   });
   try {
     return await Promise.race([work(), expired]);

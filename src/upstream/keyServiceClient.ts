@@ -15,17 +15,8 @@ import {
 import { failureFromStatus, failureFromThrown } from './upstreamFailure.js';
 import { createUpstreamHttp, type UpstreamAnswer } from './upstreamHttp.js';
 
-// The contract's types are imported from here across the gateway.
-export type {
-  KeyEventHandlers,
-  KeyEventStream,
-  KeyRecord,
-  KeyServiceEvent,
-  OrganizationRecord,
-  UsageEvent,
-  UsageReceipt,
-  Verification,
-} from './keyServiceContract.js';
+// The contract's types the rest of the gateway has always imported from the client.
+export type { KeyEventHandlers, KeyEventStream, KeyServiceEvent, UsageEvent, Verification } from './keyServiceContract.js';
 
 /**
  * The calls to the internal key service (key-service.md): verify a key by its hash,
