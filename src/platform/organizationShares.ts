@@ -6,15 +6,16 @@ import { UpstreamError } from '../errors.js';
  * Every figure lives here; the reasons are beside each.
  */
 export const PLATFORM_SHARES = {
-  // Bounds what one instance asks of the platform at once. Platform answers take a few
-  // milliseconds, so this many in flight is already more cold answers per second than one
+  // Bounds what one instance asks of the platform at once. With answers as quick as the
+  // platform's, this many in flight is already more cold answers per second than one
   // instance's CPU serves; more would only move the queue from here to the platform.
   overall: 64,
   // A quarter of the overall cap: one organization's cold flood can hold at most a quarter
   // of the instance's platform calls, so at least three others still find their full share.
   perOrganization: 16,
-  // Calls waiting for a free slot of their organization: one share's worth, about one
-  // platform answer time of waiting. Waiting longer helps a client less than a prompt 503.
+  // Calls waiting for a free slot of their organization: one share's worth, so a waiting
+  // call starts within about one platform answer. Waiting longer helps a client less than
+  // a prompt 503.
   queuedPerOrganization: 16,
   // Calls waiting for the overall cap, for the same reason: one cap's worth.
   queuedOverall: 64,
@@ -31,11 +32,11 @@ export interface OrganizationShares {
 /**
  * The shares are p-limit queues (a promise queue on microtasks), not bottleneck: bottleneck's
  * local store yields a timer turn at each step of every job (received, queued, running,
- * done), so each call waited several milliseconds even with every slot free, and twice that
- * through a Group chained to an overall limiter, several times the platform's own answer
- * time on the cold path.
+ * done), so each call waited several timer turns even with every slot free, and twice as
+ * many through a Group chained to an overall limiter: longer than the platform's own answer.
  */
-export function createOrganizationShares(shares: typeof PLATFORM_SHARES = PLATFORM_SHARES): OrganizationShares {
+export function createOrganizationShares(): OrganizationShares {
+  const shares = PLATFORM_SHARES;
   const overall = pLimit(shares.overall);
   // One queue per organization with calls held; dropped once it holds none.
   const perOrganization = new Map<string, LimitFunction>();

@@ -4,7 +4,7 @@ import { UpstreamError } from '../errors.js';
 import type { TypedDocumentString } from '../generated/graphql.js';
 import { failureFromStatus, failureFromThrown } from '../upstream/upstreamFailure.js';
 import { createUpstreamHttp } from '../upstream/upstreamHttp.js';
-import { createOrganizationShares, type OrganizationShares } from './organizationShares.js';
+import { createOrganizationShares } from './organizationShares.js';
 import { platformFetch } from './platformFetch.js';
 
 /**
@@ -25,8 +25,6 @@ export interface PlatformClientOptions {
   timeoutMs: number;
   /** Called after every call with its duration and outcome (metrics). */
   onCall?: (operation: string, seconds: number, outcome: 'ok' | UpstreamError['failure']) => void;
-  /** The per-organization shares of the platform calls (default: PLATFORM_SHARES). */
-  shares?: OrganizationShares;
 }
 
 export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
@@ -34,7 +32,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     headers: { authorization: `Bearer ${options.token}` },
     fetch: platformFetch(createUpstreamHttp({ timeoutMs: options.timeoutMs })),
   });
-  const shares = options.shares ?? createOrganizationShares();
+  const shares = createOrganizationShares();
 
   async function call<TResult>(operation: string, document: string, variables: Record<string, unknown>): Promise<TResult> {
     const data = await client.request<TResult, Record<string, unknown>>({ document, variables });
