@@ -107,7 +107,9 @@ export function followEventStream(
         },
       });
       const decoder = new TextDecoder();
-      for await (const chunk of res.body) {
+      // undici's body yields Buffers (its stream type says any).
+      const body: AsyncIterable<Buffer> = res.body;
+      for await (const chunk of body) {
         abortAfter(idleTimeoutMs); // any bytes, pings included, prove the stream alive
         parser.feed(decoder.decode(chunk, { stream: true }));
       }
