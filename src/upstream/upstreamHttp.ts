@@ -25,12 +25,29 @@ export interface UpstreamHttp {
   open(url: string, headers: Readonly<Record<string, string>>, signal: AbortSignal): Promise<Dispatcher.ResponseData>;
 }
 
+/**
+ * The most an answer may hold, on the wire and once decoded. Far above any answer the
+ * contracts allow (pages are bounded by their `first`), it bounds the memory one broken or
+ * hostile upstream can take per call, and what a small compressed body may expand into.
+ */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+
+/** An answer larger than MAX_ANSWER_BYTES: refused, not read to its end. */
+export class AnswerTooLargeError extends Error {
+  override readonly name = 'AnswerTooLargeError';
+}
+
+const gunzipAsync = promisify(gunzip);
+const inflateAsync = promisify(inflate);
+const brotliAsync = promisify(brotliDecompress);
+const DECODE_LIMIT = { maxOutputLength: MAX_ANSWER_BYTES };
+
 /** Decoders of the encodings the calls accept (undici, unlike its fetch, leaves bodies encoded). */
 const DECODERS: Readonly<Record<string, (bytes: Buffer) => Promise<Buffer>>> = {
-  gzip: promisify(gunzip),
-  'x-gzip': promisify(gunzip),
-  deflate: promisify(inflate),
-  br: promisify(brotliDecompress),
+  gzip: (bytes) => gunzipAsync(bytes, DECODE_LIMIT),
+  'x-gzip': (bytes) => gunzipAsync(bytes, DECODE_LIMIT),
+  deflate: (bytes) => inflateAsync(bytes, DECODE_LIMIT),
+  br: (bytes) => brotliAsync(bytes, DECODE_LIMIT),
 };
 
 /**
@@ -84,6 +101,7 @@ interface WholeAnswer {
 function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): Promise<WholeAnswer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
+    let received = 0;
     let head: Omit<WholeAnswer, 'body'> = { status: 0, statusText: '', headers: {} };
     dispatcher.dispatch(options, {
       // Its presence marks the handler as one of undici 7's form; nothing to do at the start.
@@ -91,7 +109,12 @@ function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptio
       onResponseStart(_controller, status, headers, statusText) {
         head = { status, statusText: statusText ?? '', headers };
       },
-      onResponseData(_controller, chunk) {
+      onResponseData(controller, chunk) {
+        received += chunk.length;
+        if (received > MAX_ANSWER_BYTES) {
+          controller.abort(new AnswerTooLargeError(`answer larger than ${MAX_ANSWER_BYTES} bytes`));
+          return;
+        }
         chunks.push(chunk);
       },
       onResponseEnd() {

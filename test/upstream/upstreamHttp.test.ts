@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { platformFetch } from '../../src/platform/platformFetch.js';
 import { DeadlineError } from '../../src/upstream/deadline.js';
-import { createUpstreamHttp } from '../../src/upstream/upstreamHttp.js';
+import { AnswerTooLargeError, createUpstreamHttp, MAX_ANSWER_BYTES } from '../../src/upstream/upstreamHttp.js';
 import { listen } from '../support/http.js';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
@@ -76,6 +76,31 @@ describe('upstream HTTP (undici)', () => {
       assert.ok(err instanceof Error && !(err instanceof DeadlineError), String(err));
       return true;
     });
+  });
+
+  it('refuses an answer larger than MAX_ANSWER_BYTES, on the wire or once decoded, without holding it all', async () => {
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // Written until the client gives up (the socket closes) or well past the limit.
+      let sent = 0;
+      const more = () => {
+        while (sent <= MAX_ANSWER_BYTES + chunk.length && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', more);
+        }
+        res.end();
+      };
+      more();
+    };
+    await assert.rejects(http.send(`${server.url}/graphql`, POST), AnswerTooLargeError);
+
+    const bomb = gzipSync(Buffer.alloc(MAX_ANSWER_BYTES + 1, 0x20)); // a small fraction of that on the wire
+    handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(bomb);
+    };
+    await assert.rejects(http.send(`${server.url}/graphql`, POST), (err: unknown) => err instanceof RangeError);
   });
 
   it('reports a redirect as it is instead of following it', async () => {
