@@ -71,7 +71,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
 
   const readiness = createReadiness({
     platform: platformProbe(platform),
-    keyService: keyServiceProbe({ ...upstreams.keyService, timeoutMs, onCall: metrics.keyServiceCall }),
+    keyService: keyServiceProbe(keyService),
     ...(config.redisUrl ? { redis: () => limiter.available() } : {}),
   });
 

@@ -1,3 +1,5 @@
+import { withDeadline } from '../upstream/deadline.js';
+
 /**
  * Readiness: can this instance serve traffic right now? Each probe answers for one
  * upstream (platform, key service, Redis when configured). A probe that throws or
@@ -68,19 +70,10 @@ export function alwaysReady(): Readiness {
   return { check: async () => ({ ready: true, checks: {} }) };
 }
 
-async function passes(probe: ReadinessProbe | undefined, timeoutMs: number): Promise<boolean> {
-  if (probe === undefined) return false;
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
-  });
-  try {
-    const answered = Promise.resolve()
-      .then(probe)
-      .then((ok) => ok === true)
-      .catch(() => false);
-    return await Promise.race([answered, timedOut]);
-  } finally {
-    clearTimeout(timer);
-  }
+function passes(probe: ReadinessProbe | undefined, timeoutMs: number): Promise<boolean> {
+  if (probe === undefined) return Promise.resolve(false);
+  return withDeadline(timeoutMs, () => Promise.resolve().then(probe), 'readiness probe').then(
+    (ok) => ok === true,
+    () => false,
+  );
 }

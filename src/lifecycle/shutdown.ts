@@ -1,5 +1,6 @@
 import type { Server, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
+import { withDeadline } from '../upstream/deadline.js';
 
 export interface ShutdownOptions {
   /** The listening HTTP server (already listening or about to). */
@@ -76,14 +77,10 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
     const drained = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
-    let drainLimit: NodeJS.Timeout | undefined;
-    const drainedInTime = await Promise.race([
-      drained.then(() => true),
-      new Promise<boolean>((resolve) => {
-        drainLimit = setTimeout(() => resolve(false), drainMs);
-      }),
-    ]);
-    clearTimeout(drainLimit);
+    const drainedInTime = await withDeadline(drainMs, () => drained, 'drain').then(
+      () => true,
+      () => false,
+    );
     clearInterval(sweep);
     if (!drainedInTime) {
       logger.warn({ unfinished: inFlight.size }, 'requests still running at the drain limit: cutting their connections');
@@ -94,7 +91,7 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
     for (const closer of closers) {
       const remainingMs = Math.max(0, deadlineAt - Date.now() - EXIT_MARGIN_MS);
       try {
-        await withinMs(closer(remainingMs), remainingMs);
+        await withDeadline(remainingMs, () => closer(remainingMs), 'closer');
       } catch (err: unknown) {
         code = 1;
         logger.error({ err }, 'shutdown step failed');
@@ -128,14 +125,4 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
 
 function closeAfterAnswer(res: ServerResponse): void {
   if (!res.headersSent) res.setHeader('Connection', 'close');
-}
-
-function withinMs<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`not done within ${ms} ms`)), ms);
-    }),
-  ]).finally(() => clearTimeout(timer));
 }

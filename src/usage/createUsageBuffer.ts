@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import { UpstreamError } from '../errors.js';
-import { retryDelayMs } from './retryDelay.js';
+import { retryDelayMs } from '../upstream/backoff.js';
+import { withDeadline } from '../upstream/deadline.js';
 import type { UsageEvent, UsageSink } from './usageEvent.js';
 import type { UsageRecorder } from './usageRecorder.js';
 
@@ -220,14 +221,8 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
         void pump();
       }
       if (pendingTotal > 0) {
-        let deadline: NodeJS.Timeout | undefined;
-        await Promise.race([
-          new Promise<void>((resolve) => drainedWaiters.push(resolve)),
-          new Promise<void>((resolve) => {
-            deadline = setTimeout(resolve, Math.max(0, deadlineMs));
-          }),
-        ]);
-        clearTimeout(deadline);
+        const drained = new Promise<void>((resolve) => drainedWaiters.push(resolve));
+        await withDeadline(Math.max(0, deadlineMs), () => drained, 'usage flush').catch(() => undefined);
       }
       stopped = true;
       if (timer) {

@@ -1,6 +1,5 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { print } from 'graphql';
 import { KeywordsDocument } from '../../src/generated/graphql.js';
 import { redisServerInstalled, startRedisServer, type RedisServer } from '../support/redisServer.js';
 import { startBenchChild, type BenchChild } from './benchChild.js';
@@ -171,7 +170,7 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
         'content-type': 'application/json',
         accept: 'application/graphql-response+json, application/json',
       },
-      body: JSON.stringify({ query: print(KeywordsDocument), variables: WARM_VARIABLES, operationName: 'Keywords' }),
+      body: JSON.stringify({ query: KeywordsDocument.toString(), variables: WARM_VARIABLES, operationName: 'Keywords' }),
     };
 
     return {

@@ -8,7 +8,18 @@ const figures: BenchFigures = {
     { workMicros: 10, toKoa: 0.62 },
     { workMicros: 40, toKoa: 0.31 },
   ],
-  cold: { gatewayP50: 1.5, gatewayP99: 4, platformP50: 0.6, platformP99: 2, addedP50: 0.9, addedP99: 2 },
+  cold: {
+    gatewayP50: 1.0,
+    gatewayP99: 4,
+    platformP50: 0.6,
+    platformP99: 2,
+    addedP50: 0.4,
+    addedP99: 2,
+    gatewayCpuMicros: 500,
+    platformCpuMicros: 300,
+    cpuRatio: 1.67,
+    throughputRatio: 0.6,
+  },
   collapse: { trials: 5, maxPlatformCalls: 2, platformCallsOfOneRequest: 1 },
   keyService: { warmRequests: 100_000, verifyCalls: 10, allCalls: 110, streamUp: true },
   peakRssMb: 120,
@@ -22,6 +33,7 @@ describe('bench report', () => {
     const resultOf = (start: string) => verdicts(figures).find((row) => row.figure.startsWith(start))?.result;
     assert.equal(resultOf('Warm req/s, gateway (local limiter, LOG_LEVEL=info)'), 'PASS');
     assert.equal(resultOf('Cold call added latency p50'), 'PASS');
+    assert.equal(resultOf('Cold call CPU'), 'MISS');
     assert.equal(resultOf('100 identical concurrent cold requests'), 'MISS');
     assert.equal(resultOf('Key-service calls per warm request'), 'PASS');
     assert.equal(resultOf('Peak memory'), 'PASS');

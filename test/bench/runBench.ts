@@ -407,6 +407,10 @@ async function main(): Promise<void> {
           platformP99: medianOf('cold-platform', (r) => r.p99Ms),
           addedP50: perRound('cold-gateway', 'cold-platform', (x, y) => (x.p50Ms ?? NaN) - (y.p50Ms ?? NaN)),
           addedP99: perRound('cold-gateway', 'cold-platform', (x, y) => (x.p99Ms ?? NaN) - (y.p99Ms ?? NaN)),
+          gatewayCpuMicros: medianOf('cold-gateway', (r) => r.cpuMicrosPerRequest),
+          platformCpuMicros: medianOf('cold-platform', (r) => r.cpuMicrosPerRequest),
+          cpuRatio: perRound('cold-gateway', 'cold-platform', (x, y) => (x.cpuMicrosPerRequest ?? NaN) / (y.cpuMicrosPerRequest ?? NaN)),
+          throughputRatio: perRound('cold-gateway', 'cold-platform', ratio),
         },
         collapse: { trials: collapse.trials, maxPlatformCalls: collapse.maxPlatformCalls, platformCallsOfOneRequest: collapse.single },
         keyService: {

@@ -4,6 +4,7 @@ import { createApp } from '../../src/app.js';
 import { createReadiness } from '../../src/http/readiness.js';
 import { keyServiceProbe, platformProbe } from '../../src/http/readinessProbes.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
+import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
 import { fakeServices, PLATFORM_TOKEN, PLATFORM_URL } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 
@@ -19,7 +20,7 @@ describe('readiness', () => {
       const readiness = createReadiness(
         {
           platform: platformProbe(platform),
-          keyService: keyServiceProbe({ url: KEY_SERVICE_URL, token: 'key-service-token', timeoutMs: 500 }),
+          keyService: keyServiceProbe(createKeyServiceClient({ url: KEY_SERVICE_URL, token: 'key-service-token', timeoutMs: 500 })),
           redis: () => redisUp,
         },
         { maxAgeMs: 0 },
@@ -136,12 +137,14 @@ describe('readiness', () => {
   describe('keyServiceProbe', () => {
     it('is ready on 404 or 200; not on 401, 5xx or no connection; and reports each call', async () => {
       const calls: string[] = [];
-      const probe = keyServiceProbe({
-        url: KEY_SERVICE_URL,
-        token: 't',
-        timeoutMs: 500,
-        onCall: (operation, _seconds, outcome) => calls.push(`${operation}:${outcome}`),
-      });
+      const probe = keyServiceProbe(
+        createKeyServiceClient({
+          url: KEY_SERVICE_URL,
+          token: 't',
+          timeoutMs: 500,
+          onCall: (operation, _seconds, outcome) => calls.push(`${operation}:${outcome}`),
+        }),
+      );
       const scope = nock(KEY_SERVICE_URL)
         .post('/v1/keys/verify')
         .reply(404, { error: 'unknown_key' })
@@ -150,7 +153,7 @@ describe('readiness', () => {
         .post('/v1/keys/verify')
         .reply(503, '', { 'Retry-After': '3' })
         .post('/v1/keys/verify')
-        .replyWithError({ code: 'ECONNREFUSED' });
+        .replyWithError(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }));
       assert.deepEqual([await probe(), await probe(), await probe(), await probe()], [true, false, false, false]);
       assert.deepEqual(calls, ['probe:ok', 'probe:bad_answer', 'probe:throttled', 'probe:unreachable']);
       scope.done();

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { buildSchema, print, validate, type DocumentNode } from 'graphql';
+import { buildSchema, parse, validate } from 'graphql';
 import {
   AiVisibilityDocument,
   KeywordsDocument,
@@ -14,7 +14,7 @@ import { compareCodePoints } from '../../src/mappers/codePointOrder.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
-const PROJECT_DOCUMENTS: Record<string, DocumentNode> = {
+const PROJECT_DOCUMENTS: Record<string, { toString(): string }> = {
   AiVisibility: AiVisibilityDocument,
   Keywords: KeywordsDocument,
   KeywordsPage: KeywordsPageDocument,
@@ -135,7 +135,7 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
     it('are valid against the vendored schema', () => {
       const schema = buildSchema(readFileSync(new URL('../../queries/schema/platform.graphql', import.meta.url), 'utf8'));
       for (const [name, document] of Object.entries(PROJECT_DOCUMENTS)) {
-        assert.deepEqual(validate(schema, document), [], name);
+        assert.deepEqual(validate(schema, parse(document.toString())), [], name);
       }
     });
 
@@ -147,7 +147,7 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
         Rankings: { organizationId: 'org_demo', site: 'acme.com', startDate: '2026-11-14' },
       };
       for (const [name, vars] of Object.entries(variables)) {
-        const answer = await post({ query: print(PROJECT_DOCUMENTS[name] as DocumentNode), variables: vars, operationName: name });
+        const answer = await post({ query: String(PROJECT_DOCUMENTS[name]), variables: vars, operationName: name });
         assert.equal(answer.status, 200);
         assert.equal(answer.body.errors, undefined, `${name}: ${JSON.stringify(answer.body.errors)}`);
         assert.equal(answer.body.data?.organization?.siteLookup?.length, 1, name);

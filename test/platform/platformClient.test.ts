@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { print } from 'graphql';
 import nock from 'nock';
 import { toApiError, UpstreamError, type UpstreamFailure } from '../../src/errors.js';
 import { AiVisibilityDocument, LatestAuditDocument } from '../../src/generated/graphql.js';
@@ -41,7 +40,7 @@ describe('platform client', () => {
     assert.equal(posted.length, 1);
     assert.equal(posted[0]?.authorization, `Bearer ${PLATFORM_TOKEN}`);
     assert.equal(posted[0]?.operationName, 'AiVisibility');
-    assert.match(posted[0]?.query ?? '', /^query AiVisibility\(/);
+    assert.match(posted[0]?.query ?? '', /^\s*query AiVisibility\(/);
     assert.deepEqual(posted[0]?.variables, VARIABLES);
     assert.deepEqual(calls, [{ operation: 'AiVisibility', outcome: 'ok' }]);
   });
@@ -67,8 +66,8 @@ describe('platform client', () => {
       ['query', 'variables', 'operationName'],
       ['query', 'variables', 'operationName'],
     ]);
-    assert.deepEqual(bodies[0], { query: print(AiVisibilityDocument), variables: VARIABLES, operationName: 'AiVisibility' });
-    assert.deepEqual(bodies[1], { query: print(LatestAuditDocument), variables: auditVariables, operationName: 'LatestAudit' });
+    assert.deepEqual(bodies[0], { query: AiVisibilityDocument.toString(), variables: VARIABLES, operationName: 'AiVisibility' });
+    assert.deepEqual(bodies[1], { query: LatestAuditDocument.toString(), variables: auditVariables, operationName: 'LatestAudit' });
     assert.deepEqual(bodies[2], bodies[0]);
     for (const { headers } of sent) {
       assert.equal(headers['content-type'], 'application/json');

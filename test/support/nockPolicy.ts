@@ -1,5 +1,7 @@
 import nock from 'nock';
 import Mocha, { type Context, type RootHookObject } from 'mocha';
+import { Agent, setGlobalDispatcher } from 'undici';
+import { NockDispatcher } from './nockDispatcher.js';
 
 /**
  * The mocha root hooks for every test file: no test reaches past loopback, and an
@@ -13,6 +15,9 @@ export function isLoopbackHost(host: string): boolean {
   const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : bareIpv6 ? host : host.replace(/:\d+$/, '');
   return name === 'localhost' || name === '::1' || /^127(\.\d{1,3}){3}$/.test(name);
 }
+
+// Before any test file runs: upstream calls to made-up hosts reach nock (see NockDispatcher).
+setGlobalDispatcher(new NockDispatcher(new Agent()));
 
 export const mochaHooks: RootHookObject = {
   beforeEach() {

@@ -1,4 +1,4 @@
-import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import type { TypedDocumentString } from '../../src/generated/graphql.js';
 import type { PlatformClient } from '../../src/platform/platformClient.js';
 
 /** The `data` of a Keywords answer for one site with one ranked keyword. */
@@ -38,7 +38,7 @@ export function stubPlatform(answer: (call: PlatformCall) => unknown): StubPlatf
   return {
     calls,
     async request<TResult, TVariables extends Record<string, unknown>>(
-      document: TypedDocumentNode<TResult, TVariables>,
+      document: TypedDocumentString<TResult, TVariables>,
       variables: TVariables,
     ): Promise<TResult> {
       const call = { operation: operationName(document), variables };
@@ -48,9 +48,6 @@ export function stubPlatform(answer: (call: PlatformCall) => unknown): StubPlatf
   };
 }
 
-function operationName(document: TypedDocumentNode<unknown, never>): string {
-  for (const definition of document.definitions) {
-    if (definition.kind === 'OperationDefinition' && definition.name) return definition.name.value;
-  }
-  return 'anonymous';
+function operationName(document: TypedDocumentString<unknown, never>): string {
+  return /^\s*query\s+(\w+)/.exec(document.toString())?.[1] ?? 'anonymous';
 }

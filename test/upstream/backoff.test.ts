@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { retryDelayMs } from '../../src/usage/retryDelay.js';
+import { retryDelayMs } from '../../src/upstream/backoff.js';
 
 describe('retryDelayMs', () => {
   const base = { baseMs: 100, maxMs: 1000 };

@@ -1,0 +1,38 @@
+import type { UpstreamHttp } from '../upstream/upstreamHttp.js';
+
+/** Statuses whose Response may carry no body (the Response constructor refuses one). */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/** They describe the body as it came over the wire, before decoding. */
+const WIRE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding']);
+
+/**
+ * The `fetch` graphql-request is given: its POST sent with undici's request API (see
+ * createUpstreamHttp), the answer handed back as a Response built from the text already
+ * read, so no web stream carries the request or the response body over the socket.
+ * graphql-request always calls it with a URL and a string body.
+ */
+export function platformFetch(http: UpstreamHttp): typeof fetch {
+  return async (input, init) => {
+    if (input instanceof Request) throw new TypeError('platform calls take a URL, not a Request');
+    const body = init?.body;
+    if (body !== undefined && body !== null && typeof body !== 'string') throw new TypeError('platform calls carry a string body');
+    const headers: Record<string, string> = {};
+    const given = init?.headers;
+    (given instanceof Headers ? given : new Headers(given)).forEach((value, name) => {
+      headers[name] = value;
+    });
+    const answer = await http.send(input, { method: init?.method === 'GET' ? 'GET' : 'POST', headers, ...(body ? { body } : {}) });
+    const responseHeaders: Array<[string, string]> = [];
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (WIRE_HEADERS.has(name) || value === undefined) continue;
+      if (Array.isArray(value)) for (const one of value) responseHeaders.push([name, one]);
+      else responseHeaders.push([name, value]);
+    }
+    return new Response(NULL_BODY_STATUSES.has(answer.status) ? null : answer.text, {
+      status: answer.status,
+      statusText: answer.statusText,
+      headers: responseHeaders,
+    });
+  };
+}

@@ -1,0 +1,150 @@
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { retryDelayMs } from './backoff.js';
+import { sleep } from './deadline.js';
+import { KeyRevokedSchema, OrganizationUpdatedSchema, parseJson, type KeyEventHandlers, type KeyEventStream, type KeyServiceEvent } from './keyServiceContract.js';
+import { retryAfterSeconds } from './retryAfter.js';
+import { describe } from './upstreamFailure.js';
+import type { UpstreamHttp } from './upstreamHttp.js';
+
+/**
+ * Follows the key service's `GET /v1/events` (key-service.md): one connection at a time,
+ * reconnecting with Last-Event-ID after a drop, and treating a silent stream as dead.
+ */
+
+export interface KeyEventStreamOptions {
+  /** The time allowed for the stream to open. */
+  timeoutMs: number;
+  events?: {
+    /** First delay before reconnecting; doubles per failed attempt (with jitter). Default 500 ms. */
+    reconnectDelayMs?: number;
+    /** Upper bound of that delay. Default 30 s. */
+    maxReconnectDelayMs?: number;
+    /** An open stream silent this long is treated as dead. Default 45 s (three missed pings). */
+    idleTimeoutMs?: number;
+  };
+}
+
+/** A stream message → the event it announces; null for events the gateway does not know. */
+function toKeyServiceEvent(message: EventSourceMessage): KeyServiceEvent | null {
+  switch (message.event) {
+    case 'key.revoked': {
+      const parsed = KeyRevokedSchema.safeParse(parseJson(message.data));
+      // A revocation we cannot read might be any key's: treat it as "everything may be stale".
+      return parsed.success ? { type: 'key.revoked', ...parsed.data } : { type: 'reset' };
+    }
+    case 'organization.updated': {
+      const parsed = OrganizationUpdatedSchema.safeParse(parseJson(message.data));
+      return parsed.success ? { type: 'organization.updated', ...parsed.data } : { type: 'reset' };
+    }
+    case 'reset':
+      return { type: 'reset' };
+    default:
+      return null;
+  }
+}
+
+const DEFAULT_RECONNECT_DELAY_MS = 500;
+const DEFAULT_MAX_RECONNECT_DELAY_MS = 30_000;
+const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
+
+export function followEventStream(
+  http: UpstreamHttp,
+  url: string,
+  authorization: string,
+  options: KeyEventStreamOptions,
+  handlers: KeyEventHandlers,
+): KeyEventStream {
+  const maxDelayMs = options.events?.maxReconnectDelayMs ?? DEFAULT_MAX_RECONNECT_DELAY_MS;
+  const idleTimeoutMs = options.events?.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  let baseDelayMs = options.events?.reconnectDelayMs ?? DEFAULT_RECONNECT_DELAY_MS;
+  const closing = new AbortController();
+  let connected = false;
+  let lastEventId: string | undefined;
+  let failedAttempts = 0;
+  /** A wait the service asked for (Retry-After on 429/503), used once. */
+  let requestedDelayMs = 0;
+
+  function setConnected(value: boolean, detail: string): void {
+    if (connected === value) return;
+    connected = value;
+    handlers.onConnectionChange?.(value, detail);
+  }
+
+  /** One connection, from opening to its end; resolves with why it ended. */
+  async function readOnce(): Promise<string> {
+    const connection = new AbortController();
+    const signal = AbortSignal.any([closing.signal, connection.signal]);
+    let idleTimer: NodeJS.Timeout | undefined;
+    const abortAfter = (ms: number) => {
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => connection.abort(), ms);
+    };
+    abortAfter(options.timeoutMs);
+    try {
+      const headers: Record<string, string> = { authorization, accept: 'text/event-stream', 'cache-control': 'no-cache' };
+      if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+      const res = await http.open(url, headers, signal);
+      const contentType = headerValue(res.headers['content-type']);
+      if (res.statusCode !== 200 || !contentType.startsWith('text/event-stream')) {
+        await res.body.dump();
+        if (res.statusCode === 429 || res.statusCode === 503) {
+          requestedDelayMs = (retryAfterSeconds(headerValue(res.headers['retry-after']) || null) ?? 0) * 1000;
+        }
+        return `events: status ${res.statusCode}`;
+      }
+      failedAttempts = 0;
+      setConnected(true, 'events: connected');
+      abortAfter(idleTimeoutMs);
+      const parser = createParser({
+        onEvent(message) {
+          if (message.id !== undefined) lastEventId = message.id;
+          const event = toKeyServiceEvent(message);
+          // A handler that throws ends this connection: the subscriber then sees it drop.
+          if (event) handlers.onEvent(event);
+        },
+        onRetry(ms) {
+          baseDelayMs = Math.min(Math.max(ms, 100), maxDelayMs);
+        },
+      });
+      const decoder = new TextDecoder();
+      // undici's body yields Buffers (its stream type says any).
+      const body: AsyncIterable<Buffer> = res.body;
+      for await (const chunk of body) {
+        abortAfter(idleTimeoutMs); // any bytes, pings included, prove the stream alive
+        parser.feed(decoder.decode(chunk, { stream: true }));
+      }
+      return 'events: stream ended';
+    } catch (err: unknown) {
+      if (closing.signal.aborted) return 'events: closed';
+      if (connection.signal.aborted) return connected ? 'events: silent too long' : 'events: no answer in time';
+      return `events: ${describe(err)}`;
+    } finally {
+      clearTimeout(idleTimer);
+    }
+  }
+
+  const running = (async () => {
+    while (!closing.signal.aborted) {
+      const detail = await readOnce();
+      setConnected(false, detail);
+      if (closing.signal.aborted) break;
+      failedAttempts += 1;
+      const delay = retryDelayMs(failedAttempts, { baseMs: baseDelayMs, maxMs: maxDelayMs, random: Math.random, retryAfterSeconds: requestedDelayMs / 1000 });
+      requestedDelayMs = 0;
+      await sleep(delay, closing.signal);
+    }
+  })();
+
+  return {
+    isConnected: () => connected,
+    async close() {
+      closing.abort();
+      await running;
+    },
+  };
+}
+
+/** One header's value as text (undici gives repeated headers as a list). */
+function headerValue(value: string | string[] | undefined): string {
+  return Array.isArray(value) ? value.join(', ') : (value ?? '');
+}

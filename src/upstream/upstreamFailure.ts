@@ -1,0 +1,43 @@
+import { UpstreamError, type UpstreamName } from '../errors.js';
+import { DeadlineError } from './deadline.js';
+import { retryAfterSeconds } from './retryAfter.js';
+
+/**
+ * The one classifier of upstream failures, for the platform and the key service alike.
+ * `call` names the operation for the log detail; nothing here reaches a consumer.
+ */
+
+/** An answer with a status the caller did not expect: 429/503 throttled (with Retry-After), anything else a bad answer. */
+export function failureFromStatus(
+  upstream: UpstreamName,
+  call: string,
+  status: number,
+  retryAfter: string | null,
+  detail = '',
+): UpstreamError {
+  const described = `${call}: status ${status} ${detail}`.trim();
+  if (status === 429 || status === 503) return new UpstreamError(upstream, 'throttled', described, retryAfterSeconds(retryAfter));
+  return new UpstreamError(upstream, 'bad_answer', described);
+}
+
+/** Anything a call threw: past its deadline, never connected (or dropped), or an answer that could not be read. */
+export function failureFromThrown(upstream: UpstreamName, call: string, err: unknown): UpstreamError {
+  if (err instanceof UpstreamError) return err;
+  if (err instanceof DeadlineError) return new UpstreamError(upstream, 'timeout', `${call}: no answer in time`);
+  if (hasSocketErrorCode(err) || (err instanceof Error && hasSocketErrorCode(err.cause))) {
+    return new UpstreamError(upstream, 'unreachable', `${call}: ${describe(err)}`);
+  }
+  return new UpstreamError(upstream, 'bad_answer', `${call}: ${describe(err)}`);
+}
+
+/** Socket and connection errors carry a code: ECONNREFUSED, ENOTFOUND, ECONNRESET, UND_ERR_SOCKET, ... */
+function hasSocketErrorCode(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null || !('code' in value)) return false;
+  const code = value.code;
+  return typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code);
+}
+
+export function describe(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  return err.cause instanceof Error ? `${err.message} (${err.cause.message})` : err.message;
+}

@@ -1,0 +1,135 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { promisify } from 'node:util';
+import { brotliDecompress, gunzip, inflate } from 'node:zlib';
+import { getGlobalDispatcher, request, type Dispatcher } from 'undici';
+import { withDeadline } from './deadline.js';
+
+/** One call to an upstream: a small request body out, the whole answer back as text. */
+export interface UpstreamCall {
+  readonly method: 'GET' | 'POST';
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+}
+
+export interface UpstreamAnswer {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly text: string;
+}
+
+export interface UpstreamHttp {
+  /** The whole answer within `timeoutMs` of the start, or DeadlineError. Redirects are answers, not followed. */
+  send(url: string | URL, call: UpstreamCall): Promise<UpstreamAnswer>;
+  /** A response whose body is read as it arrives (the event stream); the caller ends it with `signal`. */
+  open(url: string, headers: Readonly<Record<string, string>>, signal: AbortSignal): Promise<Dispatcher.ResponseData>;
+}
+
+/**
+ * The most an answer may hold, on the wire and once decoded. Far above any answer the
+ * contracts allow (pages are bounded by their `first`), it bounds the memory one broken or
+ * hostile upstream can take per call, and what a small compressed body may expand into.
+ */
+export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+
+/** An answer larger than MAX_ANSWER_BYTES: refused, not read to its end. */
+export class AnswerTooLargeError extends Error {
+  override readonly name = 'AnswerTooLargeError';
+}
+
+const gunzipAsync = promisify(gunzip);
+const inflateAsync = promisify(inflate);
+const brotliAsync = promisify(brotliDecompress);
+const DECODE_LIMIT = { maxOutputLength: MAX_ANSWER_BYTES };
+
+/** Decoders of the encodings the calls accept (undici, unlike its fetch, leaves bodies encoded). */
+const DECODERS: Readonly<Record<string, (bytes: Buffer) => Promise<Buffer>>> = {
+  gzip: (bytes) => gunzipAsync(bytes, DECODE_LIMIT),
+  'x-gzip': (bytes) => gunzipAsync(bytes, DECODE_LIMIT),
+  deflate: (bytes) => inflateAsync(bytes, DECODE_LIMIT),
+  br: (bytes) => brotliAsync(bytes, DECODE_LIMIT),
+};
+
+/**
+ * Every upstream call goes through undici, on its global Agent: pooled keep-alive
+ * connections per origin, one pool for every client of the process. A call whose answer is
+ * read whole (`send`) uses the Dispatcher API with a handler that keeps the chunks; the
+ * event stream (`open`) uses the request API, whose body is a Node stream. No web streams.
+ * (undici's decompress interceptor would decode answers too, but it is marked experimental
+ * and warns on first use.) A GraphQL or key-service endpoint that redirects is misconfigured:
+ * undici follows no redirect unless told to, and the 3xx is reported as the unexpected
+ * status it is.
+ */
+export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp {
+  const { timeoutMs } = options;
+
+  return {
+    send(url, call) {
+      const target = typeof url === 'string' ? new URL(url) : url;
+      // The deadline answers the caller; undici's own timeouts (no AbortController per
+      // call) then end a connection that stays silent, and a late answer is still read
+      // to its end so that its connection returns to the pool.
+      const answer = dispatchWhole(getGlobalDispatcher(), {
+        origin: target.origin,
+        path: `${target.pathname}${target.search}`,
+        method: call.method,
+        headers: { 'accept-encoding': 'gzip, deflate, br', ...call.headers },
+        body: call.body ?? null,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      }).then(decoded);
+      return withDeadline(timeoutMs, () => answer, 'upstream call');
+    },
+
+    open(url, headers, signal) {
+      return request(url, { method: 'GET', headers, signal });
+    },
+  };
+}
+
+interface WholeAnswer {
+  readonly status: number;
+  readonly statusText: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+/**
+ * One call through undici's Dispatcher API with a handler that keeps the body's chunks:
+ * the request API would wrap them in a Readable stream only to read them back at once.
+ */
+function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): Promise<WholeAnswer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let head: Omit<WholeAnswer, 'body'> = { status: 0, statusText: '', headers: {} };
+    dispatcher.dispatch(options, {
+      // Its presence marks the handler as one of undici 7's form; nothing to do at the start.
+      onRequestStart() {},
+      onResponseStart(_controller, status, headers, statusText) {
+        head = { status, statusText: statusText ?? '', headers };
+      },
+      onResponseData(controller, chunk) {
+        received += chunk.length;
+        if (received > MAX_ANSWER_BYTES) {
+          controller.abort(new AnswerTooLargeError(`answer larger than ${MAX_ANSWER_BYTES} bytes`));
+          return;
+        }
+        chunks.push(chunk);
+      },
+      onResponseEnd() {
+        resolve({ ...head, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) });
+      },
+      onResponseError(_controller, err) {
+        reject(err);
+      },
+    });
+  });
+}
+
+async function decoded(answer: WholeAnswer): Promise<UpstreamAnswer> {
+  const encoding = answer.headers['content-encoding'];
+  const decode = typeof encoding === 'string' ? DECODERS[encoding.trim().toLowerCase()] : undefined;
+  const body = decode === undefined ? answer.body : await decode(answer.body);
+  return { status: answer.status, statusText: answer.statusText, headers: answer.headers, text: body.toString('utf8') };
+}

@@ -1,0 +1,211 @@
+import assert from 'node:assert/strict';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { platformFetch } from '../../src/platform/platformFetch.js';
+import { DeadlineError } from '../../src/upstream/deadline.js';
+import { AnswerTooLargeError, createUpstreamHttp, MAX_ANSWER_BYTES } from '../../src/upstream/upstreamHttp.js';
+import { listen } from '../support/http.js';
+
+type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
+
+const POST = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' } as const;
+
+describe('upstream HTTP (undici)', () => {
+  let handler: Handler;
+  let server: Awaited<ReturnType<typeof listen>>;
+  const sockets = new Set<Socket>();
+  const http = createUpstreamHttp({ timeoutMs: 5000 });
+
+  before(async () => {
+    server = await listen({
+      callback: () => (req: IncomingMessage, res: ServerResponse) => {
+        sockets.add(req.socket);
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => handler(req, Buffer.concat(chunks).toString('utf8'), res));
+      },
+    });
+  });
+  after(() => server.close());
+
+  it('sends the method, headers and body, and returns status, headers and body', async () => {
+    let seen: { method?: string; authorization?: string; encoding?: string; body?: string } = {};
+    handler = (req, body, res) => {
+      seen = { method: req.method, authorization: req.headers.authorization, encoding: req.headers['accept-encoding'], body };
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' });
+      res.end('{"errors":[{"message":"slow down"}]}');
+    };
+    const answer = await http.send(`${server.url}/graphql`, { method: 'POST', headers: { authorization: 'Bearer token-1' }, body: '{"query":"{ __typename }"}' });
+    assert.deepEqual(seen, { method: 'POST', authorization: 'Bearer token-1', encoding: 'gzip, deflate, br', body: '{"query":"{ __typename }"}' });
+    assert.equal(answer.status, 429);
+    assert.equal(answer.headers['retry-after'], '7');
+    assert.equal(answer.text, '{"errors":[{"message":"slow down"}]}');
+  });
+
+  for (const [encoding, encode] of [
+    ['gzip', gzipSync],
+    ['deflate', deflateSync],
+    ['br', brotliCompressSync],
+  ] as const) {
+    it(`decodes a ${encoding} answer`, async () => {
+      const text = `{"data":{"text":"${'é'.repeat(40_000)}"}}`; // several chunks, a multi-byte character across them
+      handler = (_req, _body, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': encoding });
+        res.end(encode(text));
+      };
+      const answer = await http.send(`${server.url}/graphql`, POST);
+      assert.equal(answer.text, text);
+    });
+  }
+
+  it('rejects a compressed answer that does not decode', async () => {
+    handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end('not gzip at all');
+    };
+    await assert.rejects(http.send(`${server.url}/graphql`, POST), (err: unknown) => err instanceof Error && !(err instanceof DeadlineError));
+  });
+
+  it('rejects an answer whose connection drops before the body ends', async () => {
+    handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"data":', () => res.destroy());
+    };
+    await assert.rejects(http.send(`${server.url}/graphql`, POST), (err: unknown) => {
+      assert.ok(err instanceof Error && !(err instanceof DeadlineError), String(err));
+      return true;
+    });
+  });
+
+  it('refuses an answer larger than MAX_ANSWER_BYTES, on the wire or once decoded, without holding it all', async () => {
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // Written until the client gives up (the socket closes) or well past the limit.
+      let sent = 0;
+      const more = () => {
+        while (sent <= MAX_ANSWER_BYTES + chunk.length && !res.destroyed) {
+          sent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', more);
+        }
+        res.end();
+      };
+      more();
+    };
+    await assert.rejects(http.send(`${server.url}/graphql`, POST), AnswerTooLargeError);
+
+    const bomb = gzipSync(Buffer.alloc(MAX_ANSWER_BYTES + 1, 0x20)); // a small fraction of that on the wire
+    handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(bomb);
+    };
+    await assert.rejects(http.send(`${server.url}/graphql`, POST), (err: unknown) => err instanceof RangeError);
+  });
+
+  it('reports a redirect as it is instead of following it', async () => {
+    let calls = 0;
+    handler = (_req, _body, res) => {
+      calls += 1;
+      res.writeHead(307, { location: '/elsewhere' });
+      res.end();
+    };
+    assert.equal((await http.send(`${server.url}/graphql`, POST)).status, 307);
+    assert.equal(calls, 1);
+  });
+
+  it('ends a call with no answer at its deadline, with DeadlineError', async () => {
+    handler = () => undefined; // never answers
+    const impatient = createUpstreamHttp({ timeoutMs: 30 });
+    await assert.rejects(impatient.send(`${server.url}/graphql`, POST), DeadlineError);
+  });
+
+  it('ends a call whose body stalls at its deadline, with DeadlineError rather than the dropped socket', async () => {
+    handler = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"data":'); // and nothing more
+    };
+    const impatient = createUpstreamHttp({ timeoutMs: 30 });
+    await assert.rejects(impatient.send(`${server.url}/graphql`, POST), (err: unknown) => {
+      assert.ok(err instanceof DeadlineError);
+      assert.equal(err.name, 'TimeoutError');
+      return true;
+    });
+  });
+
+  it('rejects with the socket error code when nothing listens', async () => {
+    const refused = await listen({ callback: () => () => undefined });
+    const url = refused.url;
+    await refused.close();
+    await assert.rejects(http.send(`${url}/graphql`, POST), (err: unknown) => {
+      assert.equal((err as { code?: unknown }).code, 'ECONNREFUSED');
+      return true;
+    });
+  });
+
+  it('answers 150 concurrent calls each with its own body, and keeps their connections for the next calls', async () => {
+    handler = (_req, body, res) => {
+      // Answers out of order, as a busy upstream does.
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(body);
+      }, Math.random() * 20);
+    };
+    sockets.clear();
+    const bodies = Array.from({ length: 150 }, (_, i) => JSON.stringify({ call: i }));
+    const answers = await Promise.all(bodies.map((body) => http.send(`${server.url}/echo`, { ...POST, body })));
+    assert.deepEqual(
+      answers.map((a) => a.text),
+      bodies,
+    );
+    // Calls one after another after the burst run on kept-alive connections: at most the
+    // first may open one (if the pool has not yet taken its connections back).
+    const afterBurst = sockets.size;
+    for (const body of bodies.slice(0, 20)) assert.equal((await http.send(`${server.url}/echo`, { ...POST, body })).text, body);
+    assert.ok(sockets.size - afterBurst <= 1, `20 calls after the burst opened ${sockets.size - afterBurst} connections`);
+  });
+
+  describe('as the fetch graphql-request is given', () => {
+    const fetchOverUndici = platformFetch(http);
+
+    it('takes the Headers graphql-request gives and answers a real Response', async () => {
+      let seen: { authorization?: string; accept?: string } = {};
+      handler = (req, _body, res) => {
+        seen = { authorization: req.headers.authorization, accept: req.headers.accept };
+        res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'] });
+        res.end('{"data":{}}');
+      };
+      const res = await fetchOverUndici(new URL(`${server.url}/graphql`), {
+        method: 'POST',
+        headers: new Headers({ Authorization: 'Bearer token-2', Accept: 'application/json' }),
+        body: '{}',
+      });
+      assert.ok(res instanceof Response);
+      assert.equal(res.ok, true);
+      assert.equal(res.headers.get('content-type'), 'application/json');
+      assert.deepEqual(res.headers.getSetCookie(), ['a=1', 'b=2']);
+      assert.equal(await res.text(), '{"data":{}}');
+      assert.deepEqual(seen, { authorization: 'Bearer token-2', accept: 'application/json' });
+    });
+
+    it('answers a 204 without a body', async () => {
+      handler = (_req, _body, res) => {
+        res.writeHead(204);
+        res.end();
+      };
+      const res = await fetchOverUndici(`${server.url}/graphql`, { method: 'POST', body: '{}' });
+      assert.equal(res.status, 204);
+      assert.equal(await res.text(), '');
+    });
+
+    it('refuses a body that is not a string, sending nothing', async () => {
+      let calls = 0;
+      handler = (_req, _body, res) => {
+        calls += 1;
+        res.end();
+      };
+      await assert.rejects(fetchOverUndici(`${server.url}/graphql`, { method: 'POST', body: new Uint8Array([1]) }), TypeError);
+      assert.equal(calls, 0);
+    });
+  });
+});
