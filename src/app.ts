@@ -6,7 +6,6 @@ import { observeRequests } from './http/observeRequests.js';
 import { addOperationalRoutes } from './http/operationalRoutes.js';
 import { alwaysReady } from './http/readiness.js';
 import { unmatchedPaths } from './http/unmatchedPaths.js';
-import { takeFromLimit } from './limits/limitRequests.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { aiVisibilityRoute } from './routes/aiVisibilityRoute.js';
 import { auditIssuesRoute } from './routes/auditIssuesRoute.js';
@@ -14,6 +13,7 @@ import { handleRoute } from './routes/handleRoute.js';
 import { keywordsRoute } from './routes/keywordsRoute.js';
 import type { PublicRoute } from './routes/publicRoute.js';
 import { rankingsRoute } from './routes/rankingsRoute.js';
+import { takeFromLimit } from './routes/requestLimit.js';
 import type { Services } from './services.js';
 
 /**
@@ -51,7 +51,7 @@ export function createApp(services: Services): Koa<AppState> {
       ctx.state.route = route.path;
       const principal = await authenticateRequest(ctx, authenticator);
       ctx.state.principal = principal;
-      await takeFromLimit(ctx, limiter, principal, metrics.limiterDecision);
+      await takeFromLimit(ctx, limiter, principal.organizationId, services.now().getTime(), metrics.limiterDecision);
       usage.ensureRoom();
       await answer(ctx, principal);
       // Every successful answer (200, or 304 for an unchanged one) counts once; failures never do.

@@ -27,7 +27,7 @@ describe('config', () => {
       upstreams: null,
       upstreamTimeoutMs: 5000,
       logLevel: 'info',
-      redisUrl: null,
+      redis: null,
       rateLimit: { requests: 600, windowSeconds: 60 },
       cacheTtlSeconds: 30,
       localDataDir: '.local',
@@ -45,7 +45,7 @@ describe('config', () => {
       platform: { url: 'https://platform.internal/graphql', token: 'p-token' },
       keyService: { url: 'https://keys.internal', token: 'k-token' },
     });
-    assert.equal(config.redisUrl, 'redis://127.0.0.1:6380');
+    assert.deepEqual(config.redis, { kind: 'server', url: 'redis://127.0.0.1:6380' });
     assert.equal(config.cacheTtlSeconds, 0);
   });
 

@@ -51,7 +51,7 @@ describe('authentication over HTTP', () => {
     const limiter: RequestLimiter = {
       async take(organizationId) {
         limiterCalls.push(organizationId);
-        return unlimitedLimiter().take(organizationId);
+        return unlimitedLimiter().take(organizationId, 0);
       },
       async close() {},
     };
