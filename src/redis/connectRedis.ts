@@ -35,8 +35,11 @@ const SERVER_OPTIONS = {
  * Builds the connection `target` names. It knows nothing of what it is used for: the
  * request limit and the usage ceiling share it. Whoever builds it closes it (close()).
  *
- * Sentinels: ioredis asks them for the master, and with failoverDetector it follows
- * their +switch-master at once instead of waiting for the old master to time out.
+ * Sentinels: ioredis asks them for the master at every (re)connect, which the retry
+ * every ≤ 500 ms repeats until the promoted replica answers. ioredis's failoverDetector
+ * stays off: a +switch-master arriving while the client is still asking the sentinels
+ * ends the client for good (its connect is cancelled, and no reconnect follows). A
+ * master demoted while connected answers writes with READONLY: that reconnects.
  * Cluster: scripts run on the node owning their keys' slot, so every script's keys
  * must carry one hash tag (`{...}`).
  */
@@ -82,7 +85,7 @@ function build(target: RedisTarget): RedisConnection {
         ...SERVER_OPTIONS,
         sentinels: target.sentinels.map(({ host, port }) => ({ host, port })),
         name: target.name,
-        failoverDetector: true,
+        reconnectOnError: (err: Error) => err.message.startsWith('READONLY'),
         // Sentinels are asked again quickly while none answers, as the master is.
         sentinelRetryStrategy: (attempt: number) => Math.min(50 * attempt, 500),
         sentinelMaxConnections: target.sentinels.length,
