@@ -4,8 +4,8 @@
  * ever needed once its window is over, and the map stays a few entries per organization.
  */
 export interface WindowCounts {
-  /** Adds one to the organization's count in window `windowIndex`; returns the new count. */
-  add(organizationId: string, windowIndex: number): number;
+  /** Adds `by` (default 1) to the organization's count in window `windowIndex`; returns the new count. */
+  add(organizationId: string, windowIndex: number, by?: number): number;
   /** The organization's count in window `windowIndex` (0 for a window already dropped). */
   get(organizationId: string, windowIndex: number): number;
   /** The latest window and its counts. */
@@ -17,13 +17,13 @@ export function createWindowCounts(): WindowCounts {
   let windowIndex = -Infinity;
   let counts = new Map<string, number>();
   return {
-    add(organizationId, index) {
+    add(organizationId, index, by = 1) {
       if (index > windowIndex) {
         windowIndex = index;
         counts = new Map();
       }
       // A moment from an earlier window (the clock stepped back) is counted in the latest one: never fewer.
-      const count = (counts.get(organizationId) ?? 0) + 1;
+      const count = (counts.get(organizationId) ?? 0) + by;
       counts.set(organizationId, count);
       return count;
     },

@@ -11,8 +11,9 @@ import type { RedisConnection } from '../redis/connectRedis.js';
  * instances that made it instead of starting over at zero.
  *
  * ARGV: instance id, what that instance admitted here, the allowance, the key's
- * lifetime in ms, and 1 to take a request (0 only adds back).
- * Returns the window's count after the request was admitted, 0 when it was refused.
+ * lifetime in ms, and how many requests to take (0 only adds back). Requests arriving
+ * together ask in one call; each is granted or refused whole, never parked for later.
+ * Returns [granted, the window's count after them].
  */
 const LUA = `
 local mine = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
@@ -22,13 +23,13 @@ if mine < known then
   redis.call('HSET', KEYS[1], ARGV[1], known)
 end
 if redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
-if ARGV[5] ~= '1' then return 0 end
 local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
-if n >= tonumber(ARGV[3]) then return 0 end
-n = redis.call('HINCRBY', KEYS[1], 'n', 1)
-redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
-return n
+local granted = math.min(tonumber(ARGV[5]), tonumber(ARGV[3]) - n)
+if granted <= 0 then return {0, n} end
+n = redis.call('HINCRBY', KEYS[1], 'n', granted)
+redis.call('HINCRBY', KEYS[1], ARGV[1], granted)
+if n == granted then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+return {granted, n}
 `;
 
 declare module 'ioredis' {
@@ -39,8 +40,8 @@ declare module 'ioredis' {
       admittedHere: number,
       allowance: number,
       lifetimeMs: number,
-      take: 0 | 1,
-    ): Result<number, Context>;
+      take: number,
+    ): Result<[granted: number, count: number], Context>;
   }
 }
 

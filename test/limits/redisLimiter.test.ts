@@ -8,6 +8,7 @@ import { fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { keywordsData, stubPlatform } from '../support/platformAnswers.js';
 import { eventually as eventuallyTrue } from '../support/eventually.js';
+import { withClient } from '../support/redisTopology.js';
 import { skipWithoutRedis, startRedisServer, type RedisServer } from '../support/redisServer.js';
 
 const WINDOW_START = Date.parse('2026-11-21T12:00:00.000Z');
@@ -99,6 +100,24 @@ describe('request limit on Redis (many instances)', function () {
       const allowed = decisions.filter((decision, i) => i % 20 === index && decision.allowed).length;
       assert.equal(allowed, 50, organizationId);
     }
+  });
+
+  it('asks Redis once for the requests of one organization arriving together, granting each whole', async () => {
+    const limiter = newLimiter(60);
+    await connected(limiter);
+    await take(limiter, 'org_warm'); // loads the script
+    const scriptCalls = async () => {
+      const stats = await withClient(redis.port, (client) => client.info('commandstats'));
+      return [...stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+    };
+    const before = await scriptCalls();
+    const decisions = await Promise.all(Array.from({ length: 100 }, () => take(limiter, 'org_a')));
+    assert.equal((await scriptCalls()) - before, 1);
+    assert.equal(decisions.filter((decision) => decision.allowed).length, 60);
+    assert.deepEqual(
+      decisions.filter((decision) => decision.allowed).map((decision) => decision.remaining),
+      Array.from({ length: 60 }, (_, i) => 59 - i),
+    );
   });
 
   it('starts a new shared allowance when the window turns', async () => {
