@@ -22,22 +22,32 @@ export interface RedisRequestLimiterOptions {
  */
 const CLOCK_SKEW_MARGIN_MS = 10_000;
 
-/** The requests of one organization waiting, in one event-loop turn, for the same window. */
-interface Batch {
-  readonly organizationId: string;
+/** One request waiting for its decision, with the window it arrived in. */
+interface Waiter {
   readonly window: FixedWindow;
-  readonly waiting: Array<{ resolve(decision: LimitDecision): void; reject(err: unknown): void }>;
+  resolve(decision: LimitDecision): void;
+  reject(err: unknown): void;
+}
+
+/** One organization's window in this instance: the requests not yet asked for, and whether a call is out. */
+interface KeyQueue {
+  readonly organizationId: string;
+  readonly windowIndex: number;
+  waiting: Waiter[];
+  calling: boolean;
 }
 
 /**
  * The request limit shared by every instance on one Redis: a fixed window per
  * organization, aligned to the clock, on one atomic counter (windowScript).
  *
- * The requests of one organization that arrive in the same event-loop turn ask Redis
- * in one script call for as many requests as they are; auto-pipelining packs the calls
- * of one turn into one write. Each request is granted or refused in that call: no
- * instance holds units another could serve, so together the instances admit exactly
- * the allowance.
+ * Per organization and window, at most one script call is out at a time: the
+ * requests that arrive while it is out ask together in the next call, for as many
+ * requests as they are (and those of one event-loop turn ask together from the start).
+ * A lone request is sent at once; under load each call carries many requests, which is
+ * what keeps the cost per request near the local limiter's. Each request is granted or
+ * refused in its call: no instance holds units another could serve, so together the
+ * instances admit exactly the allowance.
  *
  * Redis not ready, or not answering within the connection's command timeout: the
  * request is denied (LimiterUnavailable), never let through unlimited.
@@ -53,8 +63,9 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
   const policy = { limit: requests, windowSeconds };
   const instanceId = randomUUID();
   const admitted = createWindowCounts();
-  const batches = new Map<string, Batch>();
-  let flushScheduled = false;
+  const queues = new Map<string, KeyQueue>();
+  const toSend = new Set<string>();
+  let sendScheduled = false;
   let closed = false;
   defineWindowScript(redis);
 
@@ -71,22 +82,27 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
   };
   redis.on('ready', addBack);
 
-  const send = async (key: string, batch: Batch): Promise<void> => {
-    const { organizationId, window, waiting } = batch;
+  const call = async (key: string, queue: KeyQueue): Promise<void> => {
+    const { organizationId, windowIndex } = queue;
+    const waiting = queue.waiting;
+    queue.waiting = [];
+    queue.calling = true;
     let granted: number;
     let count: number;
     try {
-      const known = admitted.get(organizationId, window.index);
+      const known = admitted.get(organizationId, windowIndex);
       [granted, count] = await redis.takeFromWindow(key, instanceId, known, requests, lifetimeMs, waiting.length);
     } catch (err: unknown) {
       // Debug only: the 503 is logged with this cause, and the connection logs the outage once.
       logger.debug({ err, organizationId }, 'request limit could not be checked: denying with 503');
+      // Those that queued behind the failed call are denied too: another call would wait as long.
+      queues.delete(key);
       const unavailable = new LimiterUnavailable(policy, { cause: err });
-      for (const request of waiting) request.reject(unavailable);
+      for (const request of [...waiting, ...queue.waiting]) request.reject(unavailable);
       return;
     }
     // Requests whose window ended while they waited stay out of the next window's count.
-    if (granted > 0 && admitted.latest().windowIndex <= window.index) admitted.add(organizationId, window.index, granted);
+    if (granted > 0 && admitted.latest().windowIndex <= windowIndex) admitted.add(organizationId, windowIndex, granted);
     const countBefore = count - granted;
     waiting.forEach((request, i) => {
       const allowed = i < granted;
@@ -94,16 +110,22 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
         allowed,
         limit: requests,
         remaining: allowed ? requests - (countBefore + i + 1) : 0,
-        resetSeconds: window.resetSeconds,
+        resetSeconds: request.window.resetSeconds,
         windowSeconds,
       });
     });
+    queue.calling = false;
+    if (queue.waiting.length > 0) void call(key, queue);
+    else queues.delete(key);
   };
 
-  const flush = (): void => {
-    flushScheduled = false;
-    for (const [key, batch] of batches) void send(key, batch);
-    batches.clear();
+  const sendQueued = (): void => {
+    sendScheduled = false;
+    for (const key of toSend) {
+      const queue = queues.get(key);
+      if (queue && !queue.calling && queue.waiting.length > 0) void call(key, queue);
+    }
+    toSend.clear();
   };
 
   return {
@@ -111,18 +133,21 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
       if (closed || !redisReady(redis)) throw new LimiterUnavailable(policy, { cause: new Error('redis not ready') });
       const window = fixedWindowAt(nowMs, windowMs);
       const key = windowKey(organizationId, window.index);
-      let batch = batches.get(key);
-      if (batch === undefined) {
-        batch = { organizationId, window, waiting: [] };
-        batches.set(key, batch);
+      let queue = queues.get(key);
+      if (queue === undefined) {
+        queue = { organizationId, windowIndex: window.index, waiting: [], calling: false };
+        queues.set(key, queue);
       }
-      if (!flushScheduled) {
-        flushScheduled = true;
-        // After this turn's I/O callbacks: the requests parsed in this turn ask together.
-        setImmediate(flush);
+      if (!queue.calling) {
+        toSend.add(key);
+        if (!sendScheduled) {
+          sendScheduled = true;
+          // After this turn's I/O callbacks: the requests parsed in this turn ask together.
+          setImmediate(sendQueued);
+        }
       }
-      const { waiting } = batch;
-      return new Promise<LimitDecision>((resolve, reject) => waiting.push({ resolve, reject }));
+      const { waiting } = queue;
+      return new Promise<LimitDecision>((resolve, reject) => waiting.push({ window, resolve, reject }));
     },
     available: () => !closed && redisReady(redis),
     async close() {
