@@ -30,6 +30,11 @@ describe('request limit on Redis (many instances)', function () {
     limiters.push(limiter);
     return limiter;
   };
+  /** Script calls Redis has run so far (EVALSHA, and EVAL after a NOSCRIPT). */
+  const scriptCalls = async () => {
+    const stats = await withClient(redis.port, (client) => client.info('commandstats'));
+    return [...stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
+  };
   const take = (limiter: ManagedRequestLimiter, organizationId: string) => limiter.take(organizationId, clock);
   const serve = (limiter: ManagedRequestLimiter) =>
     listen(createApp(fakeServices({ limiter, now: () => new Date(clock), platform: stubPlatform(() => keywordsData()) })));
@@ -106,10 +111,6 @@ describe('request limit on Redis (many instances)', function () {
     const limiter = newLimiter(60);
     await connected(limiter);
     await take(limiter, 'org_warm'); // loads the script
-    const scriptCalls = async () => {
-      const stats = await withClient(redis.port, (client) => client.info('commandstats'));
-      return [...stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
-    };
     const before = await scriptCalls();
     const decisions = await Promise.all(Array.from({ length: 100 }, () => take(limiter, 'org_a')));
     assert.equal((await scriptCalls()) - before, 1);
@@ -118,6 +119,35 @@ describe('request limit on Redis (many instances)', function () {
       decisions.filter((decision) => decision.allowed).map((decision) => decision.remaining),
       Array.from({ length: 60 }, (_, i) => 59 - i),
     );
+  });
+
+  it('serves most of a large allowance from leases: far fewer Redis calls than requests', async () => {
+    const limiter = newLimiter(100_000);
+    await connected(limiter);
+    const before = await scriptCalls();
+    for (let round = 0; round < 40; round++) {
+      const decisions = await Promise.all(Array.from({ length: 50 }, () => take(limiter, 'org_a')));
+      assert.ok(decisions.every((decision) => decision.allowed));
+    }
+    const calls = (await scriptCalls()) - before;
+    assert.ok(calls <= 2000 / 256 + 40 / 2, `${calls} script calls for 2000 requests`);
+    // The units came from the shared count: another instance sees them gone.
+    const other = newLimiter(100_000);
+    await connected(other);
+    const seen = await take(other, 'org_a');
+    assert.ok(seen.remaining <= 100_000 - 2000 - 1, `remaining ${seen.remaining}`);
+  });
+
+  it('leaves at most 1/32 of what was left unused in an instance whose traffic stopped', async () => {
+    const [busy, stopped] = [newLimiter(100), newLimiter(100)];
+    await Promise.all([connected(busy), connected(stopped)]);
+    for (let round = 0; round < 10; round++) {
+      await Promise.all([take(busy, 'org_a'), take(stopped, 'org_a')]);
+    }
+    let admitted = 20;
+    for (let i = 0; i < 200; i++) if ((await take(busy, 'org_a')).allowed) admitted += 1;
+    assert.ok(admitted <= 100, `${admitted} admitted`);
+    assert.ok(admitted >= 100 - Math.floor(100 / 32), `${admitted} admitted`);
   });
 
   it('starts a new shared allowance when the window turns', async () => {
