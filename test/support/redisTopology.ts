@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
@@ -29,9 +29,12 @@ export async function startSentinelSet(): Promise<SentinelSet> {
     await dir.remove();
   };
   try {
-    const master = await startRedisServer();
+    // Replication writes RDB files: each server into its own temporary folder, not the working directory.
+    const [masterDir, replicaDir] = [join(dir.path, 'master'), join(dir.path, 'replica')];
+    await Promise.all([mkdir(masterDir), mkdir(replicaDir)]);
+    const master = await startRedisServer({ args: ['--dir', masterDir] });
     started.push(master);
-    const replica = await startRedisServer({ args: ['--replicaof', '127.0.0.1', String(master.port)] });
+    const replica = await startRedisServer({ args: ['--dir', replicaDir, '--replicaof', '127.0.0.1', String(master.port)] });
     started.push(replica);
     await waitFor(() => info(replica.port, 'replication'), (text) => text.includes('master_link_status:up'));
     const sentinels: RedisServer[] = [];
