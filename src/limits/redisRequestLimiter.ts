@@ -70,7 +70,7 @@ const MAX_LEASE = 256;
  * request is denied (LimiterUnavailable), never let through unlimited.
  *
  * Redis restarted empty, or a failover lost the last writes: each instance passes what
- * it admitted in the window with every call, and after every reconnect passes it for
+ * it took in the window with every call, and after every reconnect passes it for
  * every organization at once, so the script adds back what Redis forgot.
  */
 export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): ManagedRequestLimiter {
@@ -79,7 +79,8 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
   const lifetimeMs = windowMs + CLOCK_SKEW_MARGIN_MS;
   const policy = { limit: requests, windowSeconds };
   const instanceId = randomUUID();
-  const admitted = createWindowCounts();
+  // What this instance took from Redis per organization in the latest window, held units included.
+  const taken = createWindowCounts();
   const queues = new Map<string, KeyQueue>();
   const toSend = new Set<string>();
   let sendScheduled = false;
@@ -87,7 +88,7 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
   defineWindowScript(redis);
 
   const addBack = (): void => {
-    const { windowIndex, counts } = admitted.latest();
+    const { windowIndex, counts } = taken.latest();
     for (const [organizationId, count] of counts) {
       redis.takeFromWindow(windowKey(organizationId, windowIndex), instanceId, count, requests, lifetimeMs, 0).catch(
         (err: unknown) => {
@@ -123,8 +124,8 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
     let granted: number;
     let count: number;
     try {
-      // What this instance took here, held units included: Redis must count those too after a restart.
-      const known = admitted.get(organizationId, windowIndex);
+      // Held units included: Redis must count those too after a restart.
+      const known = taken.get(organizationId, windowIndex);
       const asked = waiting.length + lease;
       [granted, count] = await redis.takeFromWindow(key, instanceId, known, requests, lifetimeMs, asked);
     } catch (err: unknown) {
@@ -137,7 +138,7 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
       return;
     }
     // Requests whose window ended while they waited stay out of the next window's count.
-    if (granted > 0 && admitted.latest().windowIndex <= windowIndex) admitted.add(organizationId, windowIndex, granted);
+    if (granted > 0 && taken.latest().windowIndex <= windowIndex) taken.add(organizationId, windowIndex, granted);
     const countBefore = count - granted;
     waiting.forEach((request, i) => {
       const allowed = i < granted;
@@ -190,7 +191,7 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
     async close() {
       closed = true;
       redis.off('ready', addBack);
-      admitted.clear();
+      taken.clear();
     },
   };
 }

@@ -8,6 +8,9 @@ export type RedisConnection = Redis | Cluster;
 /** Every Redis call answers within this or fails: callers sit on the request path (a 503 beats a hang). */
 export const REDIS_COMMAND_TIMEOUT_MS = 200;
 
+/** Reconnect (or ask the sentinels, or the cluster, again) soon, and every 500 ms at most once down. */
+const reconnectDelay = (attempt: number): number => Math.min(50 * attempt, 500);
+
 /**
  * Options for every connection, chosen so a request never waits for Redis:
  * - no offline queue: a command sent while disconnected fails at once instead of
@@ -28,12 +31,12 @@ const SERVER_OPTIONS = {
   socketTimeout: 1000,
   connectTimeout: 1000,
   enableAutoPipelining: true,
-  retryStrategy: (attempt: number) => Math.min(50 * attempt, 500),
+  retryStrategy: reconnectDelay,
 } satisfies RedisOptions;
 
 /**
  * Builds the connection `target` names. It knows nothing of what it is used for: the
- * request limit and the usage ceiling share it. Whoever builds it closes it (close()).
+ * request limit and the usage ceiling share it. Whoever builds it closes it (closeRedis).
  *
  * Sentinels: ioredis asks them for the master at every (re)connect, which the retry
  * every ≤ 500 ms repeats until the promoted replica answers. ioredis's failoverDetector
@@ -86,9 +89,7 @@ function build(target: RedisTarget): RedisConnection {
         sentinels: target.sentinels.map(({ host, port }) => ({ host, port })),
         name: target.name,
         reconnectOnError: (err: Error) => err.message.startsWith('READONLY'),
-        // Sentinels are asked again quickly while none answers, as the master is.
-        sentinelRetryStrategy: (attempt: number) => Math.min(50 * attempt, 500),
-        sentinelMaxConnections: target.sentinels.length,
+        sentinelRetryStrategy: reconnectDelay,
       });
     case 'cluster':
       return new Cluster(
@@ -96,7 +97,7 @@ function build(target: RedisTarget): RedisConnection {
         {
           enableOfflineQueue: false,
           enableAutoPipelining: true,
-          clusterRetryStrategy: (attempt: number) => Math.min(50 * attempt, 500),
+          clusterRetryStrategy: reconnectDelay,
           // A moved slot is followed at once; a node failing over is retried a few times within the command timeout.
           retryDelayOnMoved: 0,
           retryDelayOnFailover: 50,
