@@ -41,6 +41,8 @@ interface KeyQueue {
   held: number;
   /** What Redis said was left after the last call; null before the first. */
   left: number | null;
+  /** Units the last call took beyond the requests that asked. */
+  lastLease: number;
 }
 
 /**
@@ -50,10 +52,15 @@ interface KeyQueue {
  * costs (the bench's Redis row). The units an instance holds cannot be served by
  * another, so the divisor keeps them a small share of what is left (and none once
  * fewer than LEASE_DIVISOR are left): an organization can end a window refused while
- * each instance holds at most 1/32 of what was left at its last call, unused.
+ * each instance holds at most 1.5 leases of 1/32 of what was left, unused.
+ *
+ * A lease of RENEW_AHEAD_FROM units or more is renewed once half of it is served, so at
+ * a steady rate requests find units waiting instead of waiting for Redis; smaller ones
+ * are not, so near the end of the allowance nothing extra is parked.
  */
 const LEASE_DIVISOR = 32;
 const MAX_LEASE = 256;
+const RENEW_AHEAD_FROM = 8;
 
 /**
  * The request limit shared by every instance on one Redis: a fixed window per
@@ -109,7 +116,7 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
     }
     let queue = queues.get(key);
     if (queue === undefined) {
-      queue = { organizationId, windowIndex, waiting: [], calling: false, held: 0, left: null };
+      queue = { organizationId, windowIndex, waiting: [], calling: false, held: 0, left: null, lastLease: 0 };
       queues.set(key, queue);
     }
     return queue;
@@ -150,7 +157,8 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
         windowSeconds,
       });
     });
-    queue.held += Math.max(0, granted - waiting.length);
+    queue.lastLease = Math.max(0, granted - waiting.length);
+    queue.held += queue.lastLease;
     queue.left = requests - count;
     queue.calling = false;
     if (queue.waiting.length > 0) void call(key, queue);
@@ -173,6 +181,9 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
       const queue = queueFor(organizationId, window.index, key);
       if (queue.held > 0) {
         queue.held -= 1;
+        if (!queue.calling && queue.lastLease >= RENEW_AHEAD_FROM && queue.held <= queue.lastLease / 2) {
+          void call(key, queue);
+        }
         const remaining = (queue.left ?? 0) + queue.held;
         return { allowed: true, limit: requests, remaining, resetSeconds: window.resetSeconds, windowSeconds };
       }
