@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { redisReady, type RedisConnection } from '../redis/connectRedis.js';
 import { fixedWindowAt, type FixedWindow } from './fixedWindow.js';
+import { leaseSize, renewsAhead } from './leases.js';
 import { LimiterUnavailable, type LimitDecision, type ManagedRequestLimiter } from './requestLimiter.js';
 import { createWindowCounts } from './windowCounts.js';
 import { defineWindowScript, windowKey } from './windowScript.js';
@@ -46,30 +47,13 @@ interface KeyQueue {
 }
 
 /**
- * Lease sizes. Each call takes, beyond the requests waiting, 1/LEASE_DIVISOR of what
- * Redis said was left, at most MAX_LEASE: requests served from those units answer at
- * once, in the same event-loop turn, without the promise and the turn a Redis answer
- * costs (the bench's Redis row). The units an instance holds cannot be served by
- * another, so the divisor keeps them a small share of what is left (and none once
- * fewer than LEASE_DIVISOR are left): an organization can end a window refused while
- * each instance holds at most 1.5 leases of 1/32 of what was left, unused.
- *
- * A lease of RENEW_AHEAD_FROM units or more is renewed once half of it is served, so at
- * a steady rate requests find units waiting instead of waiting for Redis; smaller ones
- * are not, so near the end of the allowance nothing extra is parked.
- */
-const LEASE_DIVISOR = 32;
-const MAX_LEASE = 256;
-const RENEW_AHEAD_FROM = 8;
-
-/**
  * The request limit shared by every instance on one Redis: a fixed window per
  * organization, aligned to the clock, on one atomic counter (windowScript).
  *
  * Per organization and window, at most one script call is out at a time: the
  * requests that arrive while it is out ask together in the next call, for as many
  * requests as they are (and those of one event-loop turn ask together from the start),
- * plus a small lease (LEASE_DIVISOR) the next requests are served from at once.
+ * plus a small lease (leases.ts) the next requests are served from at once.
  * Together the instances never admit more than the allowance; under-admission is
  * bounded by the leases left unused at the window's end.
  *
@@ -127,7 +111,7 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
     const waiting = queue.waiting;
     queue.waiting = [];
     queue.calling = true;
-    const lease = queue.left === null ? 0 : Math.min(MAX_LEASE, Math.floor(queue.left / LEASE_DIVISOR));
+    const lease = queue.left === null ? 0 : leaseSize(queue.left);
     let granted: number;
     let count: number;
     try {
@@ -181,7 +165,7 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
       const queue = queueFor(organizationId, window.index, key);
       if (queue.held > 0) {
         queue.held -= 1;
-        if (!queue.calling && queue.lastLease >= RENEW_AHEAD_FROM && queue.held <= queue.lastLease / 2) {
+        if (!queue.calling && renewsAhead(queue.lastLease, queue.held)) {
           void call(key, queue);
         }
         const remaining = (queue.left ?? 0) + queue.held;
