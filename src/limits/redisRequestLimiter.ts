@@ -72,8 +72,9 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
   const instanceId = randomUUID();
   // What this instance took from Redis per organization in the latest window, held units included.
   const taken = createWindowCounts();
+  // Per organization, its queue for the latest window it was asked about.
   const queues = new Map<string, KeyQueue>();
-  const toSend = new Set<string>();
+  const toSend = new Set<KeyQueue>();
   let sendScheduled = false;
   let closed = false;
   defineWindowScript(redis);
@@ -92,22 +93,25 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
   redis.on('ready', addBack);
 
   let queuesWindow = -Infinity;
-  const queueFor = (organizationId: string, windowIndex: number, key: string): KeyQueue => {
+  const queueFor = (organizationId: string, windowIndex: number): KeyQueue => {
     if (windowIndex > queuesWindow) {
-      // Units held for a window that is over are worth nothing: drop them with their queues.
-      for (const [other, queue] of queues) if (queue.windowIndex < windowIndex && !queue.calling) queues.delete(other);
+      // Units held for a window that is over are worth nothing: drop them with their queues
+      // (a call still out keeps its own queue until it answers).
+      for (const [other, queue] of queues) if (queue.windowIndex < windowIndex) queues.delete(other);
       queuesWindow = windowIndex;
     }
-    let queue = queues.get(key);
-    if (queue === undefined) {
+    let queue = queues.get(organizationId);
+    // A moment from an earlier window (the clock stepped back) is served by the latest window's queue.
+    if (queue === undefined || queue.windowIndex < windowIndex) {
       queue = { organizationId, windowIndex, waiting: [], calling: false, held: 0, left: null, lastLease: 0 };
-      queues.set(key, queue);
+      queues.set(organizationId, queue);
     }
     return queue;
   };
 
-  const call = async (key: string, queue: KeyQueue): Promise<void> => {
+  const call = async (queue: KeyQueue): Promise<void> => {
     const { organizationId, windowIndex } = queue;
+    const key = windowKey(organizationId, windowIndex);
     const waiting = queue.waiting;
     queue.waiting = [];
     queue.calling = true;
@@ -123,7 +127,7 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
       // Debug only: the 503 is logged with this cause, and the connection logs the outage once.
       logger.debug({ err, organizationId }, 'request limit could not be checked: denying with 503');
       // Those that queued behind the failed call are denied too: another call would wait as long.
-      if (queues.get(key) === queue) queues.delete(key);
+      if (queues.get(organizationId) === queue) queues.delete(organizationId);
       const unavailable = new LimiterUnavailable(policy, { cause: err });
       for (const request of [...waiting, ...queue.waiting]) request.reject(unavailable);
       return;
@@ -145,15 +149,12 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
     queue.held += queue.lastLease;
     queue.left = requests - count;
     queue.calling = false;
-    if (queue.waiting.length > 0) void call(key, queue);
+    if (queue.waiting.length > 0) void call(queue);
   };
 
   const sendQueued = (): void => {
     sendScheduled = false;
-    for (const key of toSend) {
-      const queue = queues.get(key);
-      if (queue && !queue.calling && queue.waiting.length > 0) void call(key, queue);
-    }
+    for (const queue of toSend) if (!queue.calling && queue.waiting.length > 0) void call(queue);
     toSend.clear();
   };
 
@@ -161,18 +162,15 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
     take(organizationId, nowMs) {
       if (closed || !redisReady(redis)) throw new LimiterUnavailable(policy, { cause: new Error('redis not ready') });
       const window = fixedWindowAt(nowMs, windowMs);
-      const key = windowKey(organizationId, window.index);
-      const queue = queueFor(organizationId, window.index, key);
+      const queue = queueFor(organizationId, window.index);
       if (queue.held > 0) {
         queue.held -= 1;
-        if (!queue.calling && renewsAhead(queue.lastLease, queue.held)) {
-          void call(key, queue);
-        }
+        if (!queue.calling && renewsAhead(queue.lastLease, queue.held)) void call(queue);
         const remaining = (queue.left ?? 0) + queue.held;
         return { allowed: true, limit: requests, remaining, resetSeconds: window.resetSeconds, windowSeconds };
       }
       if (!queue.calling) {
-        toSend.add(key);
+        toSend.add(queue);
         if (!sendScheduled) {
           sendScheduled = true;
           // After this turn's I/O callbacks: the requests parsed in this turn ask together.
