@@ -7,12 +7,12 @@ import { observeRequests } from './http/observeRequests.js';
 import { addOperationalRoutes } from './http/operationalRoutes.js';
 import { alwaysReady } from './http/readiness.js';
 import { methodNotAllowed, routeNotFound } from './http/unmatchedPaths.js';
-import { takeFromLimit } from './limits/limitRequests.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { buildOpenApiDocument } from './openapi/buildOpenApiDocument.js';
 import { handleRoute } from './routes/handleRoute.js';
 import type { PublicRoute } from './routes/publicRoute.js';
 import { PUBLIC_ROUTES } from './routes/publicRoutes.js';
+import { takeFromLimit } from './routes/requestLimit.js';
 import type { Services } from './services.js';
 
 /**
@@ -54,7 +54,7 @@ export function createApp(services: Services): Koa<AppState> {
       ctx.state.route = route.path;
       const principal = await authenticateRequest(ctx, authenticator);
       ctx.state.principal = principal;
-      await takeFromLimit(ctx, limiter, principal, metrics.limiterDecision);
+      await takeFromLimit(ctx, limiter, principal.organizationId, services.now().getTime(), metrics.limiterDecision);
       usage.ensureRoom();
       await answer(ctx, principal);
       // Every successful answer (200, or 304 for an unchanged one) counts once; failures never do.

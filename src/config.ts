@@ -25,6 +25,27 @@ const url = (name: string) =>
 
 const emptyAsUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
 
+/** A comma-separated list of host:port, e.g. `10.0.0.1:26379,10.0.0.2:26379`. */
+const hostPortList = (name: string) =>
+  z
+    .string()
+    .transform((value) => value.split(',').map((item) => item.trim()).filter((item) => item !== ''))
+    .pipe(
+      z
+        .array(
+          z
+            .string()
+            .regex(/^[^\s:,]+:\d{1,5}$/, `${name} must be a comma-separated list of host:port`)
+            .transform((item) => {
+              const at = item.lastIndexOf(':');
+              return { host: item.slice(0, at), port: Number(item.slice(at + 1)) };
+            })
+            .refine((node) => node.port >= 1 && node.port <= 65535, `${name}: ports go from 1 to 65535`),
+        )
+        .min(1, `${name} must name at least one host:port`),
+    )
+    .optional();
+
 const EnvSchema = z.object({
   PORT: z.preprocess(emptyAsUndefined, integer('PORT', 3000, 0, 65535)),
   HOST: z.preprocess(emptyAsUndefined, z.string().trim().optional()).transform((v) => v ?? '127.0.0.1'),
@@ -46,6 +67,9 @@ const EnvSchema = z.object({
       .refine((v) => /^rediss?:\/\//.test(v), 'REDIS_URL must start with redis:// or rediss://')
       .optional(),
   ),
+  REDIS_SENTINELS: z.preprocess(emptyAsUndefined, hostPortList('REDIS_SENTINELS')),
+  REDIS_SENTINEL_NAME: z.preprocess(emptyAsUndefined, z.string().trim().optional()),
+  REDIS_CLUSTER_NODES: z.preprocess(emptyAsUndefined, hostPortList('REDIS_CLUSTER_NODES')),
   RATE_LIMIT_REQUESTS: z.preprocess(emptyAsUndefined, integer('RATE_LIMIT_REQUESTS', 600, 1, 1_000_000)),
   RATE_LIMIT_WINDOW_SECONDS: z.preprocess(emptyAsUndefined, integer('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400)),
   CACHE_TTL_SECONDS: z.preprocess(emptyAsUndefined, integer('CACHE_TTL_SECONDS', 30, 0, 3600)),
@@ -65,6 +89,17 @@ export interface UpstreamTarget {
   readonly token: string;
 }
 
+export interface HostPort {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Where the shared Redis is: one server, a master found through sentinels, or a cluster. */
+export type RedisTarget =
+  | { readonly kind: 'server'; readonly url: string }
+  | { readonly kind: 'sentinel'; readonly sentinels: readonly HostPort[]; readonly name: string }
+  | { readonly kind: 'cluster'; readonly nodes: readonly HostPort[] };
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -72,7 +107,8 @@ export interface Config {
   readonly upstreams: { readonly platform: UpstreamTarget; readonly keyService: UpstreamTarget } | null;
   readonly upstreamTimeoutMs: number;
   readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-  readonly redisUrl: string | null;
+  /** null: no shared Redis; the request limit is counted in this process. */
+  readonly redis: RedisTarget | null;
   readonly rateLimit: { readonly requests: number; readonly windowSeconds: number };
   readonly cacheTtlSeconds: number;
   /** Where the local key service keeps its data file (local mode only). */
@@ -113,6 +149,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (e.PLATFORM_GRAPHQL_URL && !e.PLATFORM_TOKEN) problems.push('PLATFORM_TOKEN is required with PLATFORM_GRAPHQL_URL');
   if (e.KEY_SERVICE_URL && !e.KEY_SERVICE_TOKEN) problems.push('KEY_SERVICE_TOKEN is required with KEY_SERVICE_URL');
+  const redisTargets = [e.REDIS_URL, e.REDIS_SENTINELS, e.REDIS_CLUSTER_NODES].filter((v) => v !== undefined);
+  if (redisTargets.length > 1) {
+    problems.push('REDIS_URL, REDIS_SENTINELS and REDIS_CLUSTER_NODES exclude each other: set at most one');
+  }
+  if (Boolean(e.REDIS_SENTINELS) !== Boolean(e.REDIS_SENTINEL_NAME)) {
+    problems.push('REDIS_SENTINELS and REDIS_SENTINEL_NAME (the master group the sentinels watch) go together');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const upstreams =
@@ -129,10 +172,22 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreams,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
-    redisUrl: e.REDIS_URL ?? null,
+    redis: redisTarget(e.REDIS_URL, e.REDIS_SENTINELS, e.REDIS_SENTINEL_NAME, e.REDIS_CLUSTER_NODES),
     rateLimit: Object.freeze({ requests: e.RATE_LIMIT_REQUESTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS }),
     cacheTtlSeconds: e.CACHE_TTL_SECONDS,
     localDataDir: e.LOCAL_DATA_DIR,
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? null,
   });
+}
+
+function redisTarget(
+  url: string | undefined,
+  sentinels: HostPort[] | undefined,
+  name: string | undefined,
+  nodes: HostPort[] | undefined,
+): RedisTarget | null {
+  if (url !== undefined) return Object.freeze({ kind: 'server', url });
+  if (sentinels !== undefined && name !== undefined) return Object.freeze({ kind: 'sentinel', sentinels, name });
+  if (nodes !== undefined) return Object.freeze({ kind: 'cluster', nodes });
+  return null;
 }

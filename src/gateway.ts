@@ -9,7 +9,8 @@ import { createHttpServer } from './http/createHttpServer.js';
 import { listenOn } from './http/listenOn.js';
 import { createReadiness } from './http/readiness.js';
 import { keyServiceProbe, platformProbe } from './http/readinessProbes.js';
-import { createRequestLimiter } from './limits/createRequestLimiter.js';
+import { createLocalRequestLimiter } from './limits/localRequestLimiter.js';
+import type { ManagedRequestLimiter } from './limits/requestLimiter.js';
 import type { LocalUpstreams } from './local/startLocalUpstreams.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { createPlatformClient } from './platform/platformClient.js';
@@ -24,7 +25,7 @@ export interface RunningGateway {
   readonly local: LocalUpstreams | null;
   /**
    * Closes in order, once the server no longer takes requests: usage flushed first
-   * (nothing counted is lost), then the limiter, the event stream, the local upstreams.
+   * (nothing counted is lost), then the limiter, the Redis connection, the event stream, the local upstreams.
    * Each step is told the milliseconds left.
    */
   readonly closers: ReadonlyArray<(remainingMs: number) => Promise<void>>;
@@ -65,14 +66,22 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     logger,
   });
   authenticator.start();
-  const limiter = await createRequestLimiter({ ...config.rateLimit, redisUrl: config.redisUrl, logger, now });
+  // ioredis is loaded only when there is a Redis to talk to: it costs memory a local gateway never needs.
+  const redisModule = config.redis ? await import('./redis/connectRedis.js') : null;
+  const redis = config.redis && redisModule ? redisModule.connectRedis(config.redis, logger) : null;
+  const limiter: ManagedRequestLimiter = redis
+    ? (await import('./limits/redisRequestLimiter.js')).createRedisRequestLimiter({ ...config.rateLimit, redis, logger })
+    : createLocalRequestLimiter(config.rateLimit);
+  const closeRedis = async () => {
+    if (redis && redisModule) redisModule.closeRedis(redis);
+  };
   metrics.observeLimiterAvailability(() => limiter.available());
   const cache = createAnswerCache({ ttlSeconds: config.cacheTtlSeconds, now });
 
   const readiness = createReadiness({
     platform: platformProbe(platform),
     keyService: keyServiceProbe(keyService),
-    ...(config.redisUrl ? { redis: () => limiter.available() } : {}),
+    ...(redis ? { redis: () => limiter.available() } : {}),
   });
 
   const app = createApp({
@@ -90,6 +99,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const server = createHttpServer(app, { logger, metrics });
   const url = await listenOn(server, config.host, config.port).catch(async (err: unknown) => {
     await Promise.allSettled([usage.close(0), limiter.close(), authenticator.close(), local?.close()]);
+    await closeRedis();
     throw err;
   });
 
@@ -100,6 +110,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     closers: [
       (remainingMs) => usage.close(remainingMs),
       () => limiter.close(),
+      closeRedis,
       () => authenticator.close(),
       async () => local?.close(),
     ],

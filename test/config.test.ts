@@ -27,7 +27,7 @@ describe('config', () => {
       upstreams: null,
       upstreamTimeoutMs: 5000,
       logLevel: 'info',
-      redisUrl: null,
+      redis: null,
       rateLimit: { requests: 600, windowSeconds: 60 },
       cacheTtlSeconds: 30,
       localDataDir: '.local',
@@ -54,8 +54,41 @@ describe('config', () => {
       platform: { url: 'https://platform.internal/graphql', token: 'p-token' },
       keyService: { url: 'https://keys.internal', token: 'k-token' },
     });
-    assert.equal(config.redisUrl, 'redis://127.0.0.1:6380');
+    assert.deepEqual(config.redis, { kind: 'server', url: 'redis://127.0.0.1:6380' });
     assert.equal(config.cacheTtlSeconds, 0);
+  });
+
+  it('takes a Redis behind sentinels, or a Redis cluster, as host:port lists', () => {
+    assert.deepEqual(
+      loadConfig({ REDIS_SENTINELS: '10.0.0.1:26379, 10.0.0.2:26380', REDIS_SENTINEL_NAME: 'gateway' }).redis,
+      {
+        kind: 'sentinel',
+        sentinels: [
+          { host: '10.0.0.1', port: 26379 },
+          { host: '10.0.0.2', port: 26380 },
+        ],
+        name: 'gateway',
+      },
+    );
+    assert.deepEqual(loadConfig({ REDIS_CLUSTER_NODES: 'redis-a:7000,redis-b:7001' }).redis, {
+      kind: 'cluster',
+      nodes: [
+        { host: 'redis-a', port: 7000 },
+        { host: 'redis-b', port: 7001 },
+      ],
+    });
+  });
+
+  it('refuses two Redis targets at once, sentinels without their master name, and bad host:port lists', () => {
+    assert.deepEqual(problemsOf({ REDIS_URL: 'redis://127.0.0.1:6380', REDIS_CLUSTER_NODES: 'a:7000' }), [
+      'REDIS_URL, REDIS_SENTINELS and REDIS_CLUSTER_NODES exclude each other: set at most one',
+    ]);
+    assert.deepEqual(problemsOf({ REDIS_SENTINELS: 'a:26379' }), [
+      'REDIS_SENTINELS and REDIS_SENTINEL_NAME (the master group the sentinels watch) go together',
+    ]);
+    assert.match(problemsOf({ REDIS_CLUSTER_NODES: 'a:7000,b' }).join(), /REDIS_CLUSTER_NODES must be a comma-separated list of host:port/);
+    assert.match(problemsOf({ REDIS_CLUSTER_NODES: 'a:70000' }).join(), /REDIS_CLUSTER_NODES: ports go from 1 to 65535/);
+    assert.match(problemsOf({ REDIS_CLUSTER_NODES: ' , ' }).join(), /REDIS_CLUSTER_NODES must name at least one host:port/);
   });
 
   it('refuses one upstream URL without the other, saying both go together', () => {

@@ -52,7 +52,7 @@ export function useAuthenticatedApp() {
     const limiter: RequestLimiter = {
       async take(organizationId) {
         limiterCalls.push(organizationId);
-        return unlimitedLimiter().take(organizationId);
+        return unlimitedLimiter().take(organizationId, 0);
       },
       async close() {},
     };

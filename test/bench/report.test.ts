@@ -4,6 +4,7 @@ import { markdownTable, verdicts, type BenchFigures } from './report.js';
 const figures: BenchFigures = {
   warmRps: { node: 40_000, koa: 30_000, gateway: 24_000, gatewayWarnLogs: 25_000, gatewayRedis: null, gatewayTsx: 21_000 },
   warmRatios: { gatewayToKoa: 0.8, gatewayToNode: 0.6, gatewayWarnLogsToKoa: 0.83, gatewayRedisToKoa: null, gatewayTsxToKoa: 0.7 },
+  redisLimiterExtraCpuMicros: null,
   calibration: [
     { workMicros: 10, toKoa: 0.62 },
     { workMicros: 40, toKoa: 0.31 },

@@ -24,6 +24,11 @@ export interface BenchFigures {
     readonly gatewayRedisToKoa: number | null;
     readonly gatewayTsxToKoa: number | null;
   };
+  /**
+   * Server CPU µs per warm request of the Redis-limiter gateway minus the local-limiter
+   * one (median of per-round differences); null when the Redis row was skipped.
+   */
+  readonly redisLimiterExtraCpuMicros: number | null;
   /** Bare Koa doing a fixed amount of busy work per request, as a share of bare Koa (medians of per-round ratios). */
   readonly calibration: ReadonlyArray<{ readonly workMicros: number; readonly toKoa: number }>;
   /** Milliseconds, one connection, medians over the rounds. */
@@ -94,6 +99,14 @@ export function verdicts(f: BenchFigures): Verdict[] {
           measured: `${rps(f.warmRps.gatewayRedis)} = ${ratio(f.warmRatios.gatewayRedisToKoa)} of Koa`,
           target: '≥ 0.5 of Koa',
           result: passOrMiss(f.warmRatios.gatewayRedisToKoa >= 0.5),
+        },
+    f.redisLimiterExtraCpuMicros === null
+      ? { figure: 'Redis limiter: server CPU per warm request over the local limiter', measured: 'not measured', target: '≤ 10 µs', result: 'SKIPPED' }
+      : {
+          figure: 'Redis limiter: server CPU per warm request over the local limiter',
+          measured: `${f.redisLimiterExtraCpuMicros.toFixed(0)} µs`,
+          target: '≤ 10 µs',
+          result: passOrMiss(f.redisLimiterExtraCpuMicros <= 10),
         },
     ...(f.warmRps.gatewayTsx === null || f.warmRatios.gatewayTsxToKoa === null
       ? []

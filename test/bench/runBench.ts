@@ -356,6 +356,11 @@ async function main(): Promise<void> {
       );
     const rps = (record: RunRecord) => record.requestsPerSecond;
     const ratio = (x: RunRecord, y: RunRecord) => x.requestsPerSecond / y.requestsPerSecond;
+    const cpuDifference = (x: RunRecord, y: RunRecord) =>
+      x.cpuMicrosPerRequest === undefined || y.cpuMicrosPerRequest === undefined
+        ? undefined
+        : x.cpuMicrosPerRequest - y.cpuMicrosPerRequest;
+    const optionalMedian = (value: number) => (Number.isNaN(value) ? null : value);
     const complete = ['node', 'koa', 'gateway', 'gateway-warn', 'cold-gateway', 'cold-platform'].every((id) => of(id as TargetId).length > 0);
 
     log('\nmedians over the rounds:');
@@ -396,6 +401,9 @@ async function main(): Promise<void> {
           gatewayRedisToKoa: hasRedis ? perRound('gateway-redis', 'koa', ratio) : null,
           gatewayTsxToKoa: hasTsx ? perRound('gateway-tsx', 'koa', ratio) : null,
         },
+        redisLimiterExtraCpuMicros: hasRedis
+          ? optionalMedian(perRound('gateway-redis', 'gateway', cpuDifference))
+          : null,
         calibration: CALIBRATION_WORK_MICROS.filter((micros) => of(`koa-work-${micros}`).length > 0).map((micros) => ({
           workMicros: micros,
           toKoa: perRound(`koa-work-${micros}`, 'koa', ratio),

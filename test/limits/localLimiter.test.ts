@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
-import { createRequestLimiter, type ManagedRequestLimiter } from '../../src/limits/createRequestLimiter.js';
+import { createLocalRequestLimiter } from '../../src/limits/localRequestLimiter.js';
+import type { ManagedRequestLimiter } from '../../src/limits/requestLimiter.js';
 import { fakeServices, recordingUsage } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { keywordsData, stubPlatform } from '../support/platformAnswers.js';
@@ -20,15 +20,11 @@ describe('request limit without Redis (one process)', () => {
   beforeEach(async () => {
     clock = WINDOW_START + 15_000;
     usage.events.length = 0;
-    limiter = await createRequestLimiter({
-      requests: 3,
-      windowSeconds: 60,
-      redisUrl: null,
-      logger: pino({ level: 'silent' }),
-      now: () => new Date(clock),
-    });
+    limiter = createLocalRequestLimiter({ requests: 3, windowSeconds: 60 });
     server = await listen(
-      createApp(fakeServices({ limiter, usage, platform: stubPlatform(() => keywordsData()) })),
+      createApp(
+        fakeServices({ limiter, usage, now: () => new Date(clock), platform: stubPlatform(() => keywordsData()) }),
+      ),
     );
   });
   afterEach(async () => {
@@ -87,5 +83,11 @@ describe('request limit without Redis (one process)', () => {
     const statuses = responses.map((res) => res.status).sort();
     assert.deepEqual(statuses, [200, 200, 200, 429, 429, 429, 429, 429, 429, 429]);
     assert.equal(limiter.available(), true);
+  });
+
+  it('answers plain calls synchronously: no promise, no timer on the hot path', () => {
+    const decision = limiter.take('org_plain', clock);
+    assert.ok(!(decision instanceof Promise));
+    assert.deepEqual(decision, { allowed: true, limit: 3, remaining: 2, resetSeconds: 45, windowSeconds: 60 });
   });
 });

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { createAnswerCache } from '../../src/cache/createAnswerCache.js';
-import { createRequestLimiter } from '../../src/limits/createRequestLimiter.js';
+import { createLocalRequestLimiter } from '../../src/limits/localRequestLimiter.js';
 import { LOCAL_KEYS } from '../../src/local/seedAccounts.js';
 import { startLocalUpstreams } from '../../src/local/startLocalUpstreams.js';
 import type { RecordedExamples } from '../../src/openapi/recordedExamples.js';
@@ -69,7 +69,7 @@ export async function recordExamples(): Promise<RecordedExamples> {
     now,
     logger,
   });
-  const limiter = await createRequestLimiter({ requests: 1000, windowSeconds: 60, redisUrl: null, logger, now });
+  const limiter = createLocalRequestLimiter({ requests: 1000, windowSeconds: 60 });
   const cache = createAnswerCache({ ttlSeconds: 30, now });
   const server = await listen(createApp({ logger, now, authenticator, limiter, cache, usage, platform }));
   let requests = 0;

@@ -62,7 +62,7 @@ function scenarioLimiter(): RequestLimiter {
           headers: { 'Retry-After': '2' },
         });
       }
-      return unlimited.take(organizationId);
+      return unlimited.take(organizationId, 0);
     },
     async close() {},
   };

@@ -43,9 +43,16 @@ export function skipWithoutRedis(context: Mocha.Context): void {
   context.skip(); // only where redis-server is missing and CI did not demand it (REQUIRE_REDIS)
 }
 
-export async function startRedisServer(): Promise<RedisServer> {
-  const port = await freePort();
-  let child: ChildProcess | null = await spawnRedis(port);
+/**
+ * Starts a private redis-server. `port` defaults to a free one; `configFile` (read first)
+ * and `args` (after the defaults) make a replica, a sentinel or a cluster node of it.
+ */
+export async function startRedisServer(
+  options: { port?: number; configFile?: string; args?: readonly string[] } = {},
+): Promise<RedisServer> {
+  const port = options.port ?? (await freePort());
+  const spawnOn = (port: number) => spawnRedis(port, options.configFile, options.args ?? []);
+  let child: ChildProcess | null = await spawnOn(port);
   let paused = false;
 
   const stopChild = async (signal: NodeJS.Signals): Promise<void> => {
@@ -67,7 +74,7 @@ export async function startRedisServer(): Promise<RedisServer> {
     kill: () => stopChild('SIGKILL'),
     async restart() {
       await stopChild('SIGKILL');
-      child = await spawnRedis(port);
+      child = await spawnOn(port);
     },
     pause() {
       if (child && !paused) {
@@ -86,10 +93,14 @@ export async function startRedisServer(): Promise<RedisServer> {
   };
 }
 
-async function spawnRedis(port: number): Promise<ChildProcess> {
+async function spawnRedis(port: number, configFile: string | undefined, args: readonly string[]): Promise<ChildProcess> {
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'],
+    [
+      ...(configFile === undefined ? [] : [configFile]),
+      ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--protected-mode', 'yes'],
+      ...args,
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let output = '';
@@ -114,7 +125,7 @@ async function spawnRedis(port: number): Promise<ChildProcess> {
 }
 
 /** A free port now; redis-server binds it a moment later (a race we accept in tests). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();

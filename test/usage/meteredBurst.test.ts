@@ -3,7 +3,8 @@ import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { UpstreamError } from '../../src/errors.js';
-import { createRequestLimiter, type ManagedRequestLimiter } from '../../src/limits/createRequestLimiter.js';
+import { createLocalRequestLimiter } from '../../src/limits/localRequestLimiter.js';
+import type { ManagedRequestLimiter } from '../../src/limits/requestLimiter.js';
 import { createUsageBuffer } from '../../src/usage/createUsageBuffer.js';
 import type { UsageEvent, UsageSink } from '../../src/usage/usageEvent.js';
 import type { UsageRecorder } from '../../src/usage/usageRecorder.js';
@@ -77,13 +78,7 @@ describe('usage metering over HTTP', () => {
       retryBaseMs: 5,
       now: () => NOW,
     });
-    limiter = await createRequestLimiter({
-      requests: 8,
-      windowSeconds: 60,
-      redisUrl: null,
-      logger: pino({ level: 'silent' }),
-      now: () => NOW,
-    });
+    limiter = createLocalRequestLimiter({ requests: 8, windowSeconds: 60 });
     server = await listen(createApp(fakeServices({ usage, limiter, now: () => NOW })));
   });
   afterEach(async () => {

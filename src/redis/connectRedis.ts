@@ -1,0 +1,109 @@
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from 'pino';
+import type { RedisTarget } from '../config.js';
+
+/** The gateway's one shared Redis connection: a single server (direct or through sentinels) or a cluster. */
+export type RedisConnection = Redis | Cluster;
+
+/** Every Redis call answers within this or fails: callers sit on the request path (a 503 beats a hang). */
+export const REDIS_COMMAND_TIMEOUT_MS = 200;
+
+/** Reconnect (or ask the sentinels, or the cluster, again) soon, and every 500 ms at most once down. */
+const reconnectDelay = (attempt: number): number => Math.min(50 * attempt, 500);
+
+/**
+ * Options for every connection, chosen so a request never waits for Redis:
+ * - no offline queue: a command sent while disconnected fails at once instead of
+ *   waiting for a reconnect (and then counting a request long answered);
+ * - maxRetriesPerRequest 0 and no resend: commands in flight when the connection drops
+ *   fail at once and are not replayed later;
+ * - commandTimeout: a slow Redis fails the command; socketTimeout: a Redis that stops
+ *   answering altogether is dropped and reconnected;
+ * - reconnect every ≤ 500 ms, so callers are served again within a second of Redis;
+ * - auto-pipelining: the commands of one event-loop turn share one write, which is
+ *   most of the cost per request of talking to Redis.
+ */
+const SERVER_OPTIONS = {
+  enableOfflineQueue: false,
+  maxRetriesPerRequest: 0,
+  autoResendUnfulfilledCommands: false,
+  commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+  socketTimeout: 1000,
+  connectTimeout: 1000,
+  enableAutoPipelining: true,
+  retryStrategy: reconnectDelay,
+} satisfies RedisOptions;
+
+/**
+ * Builds the connection `target` names. It knows nothing of what it is used for: the
+ * request limit and the usage ceiling share it. Whoever builds it closes it (closeRedis).
+ *
+ * Sentinels: ioredis asks them for the master at every (re)connect, which the retry
+ * every ≤ 500 ms repeats until the promoted replica answers. ioredis's failoverDetector
+ * stays off: a +switch-master arriving while the client is still asking the sentinels
+ * ends the client for good (its connect is cancelled, and no reconnect follows). A
+ * master demoted while connected answers writes with READONLY: that reconnects.
+ * Cluster: scripts run on the node owning their keys' slot, so every script's keys
+ * must carry one hash tag (`{...}`).
+ */
+export function connectRedis(target: RedisTarget, logger: Logger): RedisConnection {
+  const connection = build(target);
+  let lost = false;
+  connection.on('error', (err: unknown) => {
+    if (!closing.has(connection)) logger.debug({ err }, 'redis connection error');
+  });
+  connection.on('close', () => {
+    if (closing.has(connection) || lost) return;
+    lost = true;
+    logger.warn('redis is unreachable: what needs it answers 503 until it is back');
+  });
+  connection.on('ready', () => {
+    if (!lost) return;
+    lost = false;
+    logger.info('redis answers again');
+  });
+  return connection;
+}
+
+/** Connections closed on purpose: their 'close' is no outage to report. */
+const closing = new WeakSet<RedisConnection>();
+
+/** Closes the connection at once: QUIT would wait for a Redis that may be gone. */
+export function closeRedis(connection: RedisConnection): void {
+  closing.add(connection);
+  connection.disconnect();
+}
+
+/** True while commands can be sent (connected, and for a cluster, its slots known). */
+export function redisReady(connection: RedisConnection): boolean {
+  return connection.status === 'ready';
+}
+
+function build(target: RedisTarget): RedisConnection {
+  switch (target.kind) {
+    case 'server':
+      return new Redis(target.url, SERVER_OPTIONS);
+    case 'sentinel':
+      return new Redis({
+        ...SERVER_OPTIONS,
+        sentinels: target.sentinels.map(({ host, port }) => ({ host, port })),
+        name: target.name,
+        reconnectOnError: (err: Error) => err.message.startsWith('READONLY'),
+        sentinelRetryStrategy: reconnectDelay,
+      });
+    case 'cluster':
+      return new Cluster(
+        target.nodes.map(({ host, port }) => ({ host, port })),
+        {
+          enableOfflineQueue: false,
+          enableAutoPipelining: true,
+          clusterRetryStrategy: reconnectDelay,
+          // A moved slot is followed at once; a node failing over is retried a few times within the command timeout.
+          retryDelayOnMoved: 0,
+          retryDelayOnFailover: 50,
+          retryDelayOnClusterDown: 50,
+          redisOptions: SERVER_OPTIONS,
+        },
+      );
+  }
+}
