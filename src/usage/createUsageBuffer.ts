@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import { UpstreamError } from '../errors.js';
 import { retryDelayMs } from './retryDelay.js';
 import type { UsageEvent, UsageSink } from './usageEvent.js';
+import type { UsageLedger } from './usageLedger.js';
 import type { UsageRecorder } from './usageRecorder.js';
 
 export interface UsageBufferOptions {
@@ -32,6 +33,8 @@ export interface UsageBufferOptions {
   /** Metrics hooks: a batch of this many events was acknowledged / failed to send (and will be retried). */
   readonly onFlushed?: (events: number) => void;
   readonly onFlushFailed?: (events: number) => void;
+  /** Told what is sent, acknowledged and dropped, for the ceiling check. */
+  readonly ledger?: UsageLedger;
 }
 
 const MAX_BATCH = 1000;
@@ -122,6 +125,12 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
     if (pendingTotal === 0) for (const wake of drainedWaiters.splice(0)) wake();
   };
 
+  const tellLedger = (events: readonly UsageEvent[], step: 'sending' | 'acknowledged' | 'dropped'): void => {
+    const { ledger } = options;
+    if (!ledger) return;
+    for (const [organizationId, calls] of Object.entries(countByOrganization(events))) ledger[step](organizationId, calls);
+  };
+
   /** Sends batches one call at a time while there is something worth sending now. */
   const pump = async (): Promise<void> => {
     if (sending || stopped) return;
@@ -132,6 +141,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
           // Outside shutdown, a partial batch waits for the flush interval to fill up.
           if (queue.length === 0) break;
           batch = queue.splice(0, batchSize).map(toUsageEvent);
+          tellLedger(batch, 'sending');
         }
         const current = batch;
         try {
@@ -144,6 +154,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
           }
           batch = null;
           failures = 0;
+          tellLedger(current, 'acknowledged');
           settle(current);
           options.onFlushed?.(current.length);
         } catch (err: unknown) {
@@ -153,6 +164,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
               'usage batch refused by the key service as malformed: dropped, these calls are not counted',
             );
             batch = null;
+            tellLedger(current, 'dropped');
             settle(current);
             continue;
           }

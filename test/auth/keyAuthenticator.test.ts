@@ -5,6 +5,7 @@ import { createKeyAuthenticator, type KeyAuthenticator, type KeyAuthenticatorCac
 import type { PresentedCredentials } from '../../src/auth/principal.js';
 import { ApiError, UpstreamError } from '../../src/errors.js';
 import type { KeyEventHandlers, KeyServiceClient, KeyServiceEvent, Verification } from '../../src/upstream/keyServiceClient.js';
+import { createUsageLedger, type Admission, type UsageLedger } from '../../src/usage/usageLedger.js';
 import { FIXED_NOW } from '../support/fakeServices.js';
 import { keyHashOf, keyPrefixOf, testKey, verifyAnswer, withBadChecksum, type VerifyAnswerJson, type VerifyAnswerOverrides } from '../support/keys.js';
 
@@ -107,7 +108,15 @@ const refusedWith = (status: number, reason: string) => (err: unknown) => {
 
 describe('keyAuthenticator', () => {
   let nowMs: number;
-  let pending: Map<string, number>;
+  let ledger: UsageLedger;
+  const admitted = new Map<string, Admission[]>();
+  /** Makes `calls` of the organization admitted here and not yet acknowledged. */
+  function setPending(organizationId: string, calls: number): void {
+    const list = admitted.get(organizationId) ?? [];
+    while (list.length > calls) list.pop()?.release();
+    while (list.length < calls) list.push(ledger.admit(organizationId));
+    admitted.set(organizationId, list);
+  }
   let service: ReturnType<typeof controlledKeyService>;
   let logLines: string[];
   let authenticator: KeyAuthenticator;
@@ -121,7 +130,7 @@ describe('keyAuthenticator', () => {
     });
     return createKeyAuthenticator({
       keyService: service.client,
-      pendingUsage: (organizationId) => pending.get(organizationId) ?? 0,
+      ledger,
       now: () => new Date(nowMs),
       logger: pino({ level: 'debug' }, sink),
       cache,
@@ -130,7 +139,8 @@ describe('keyAuthenticator', () => {
 
   beforeEach(() => {
     nowMs = FIXED_NOW.getTime();
-    pending = new Map();
+    ledger = createUsageLedger();
+    admitted.clear();
     service = controlledKeyService();
     logLines = [];
     authenticator = build();
@@ -177,8 +187,9 @@ describe('keyAuthenticator', () => {
   describe('key states (spec 3.1)', () => {
     it('lets an active key in as its own organization, named by prefix', async () => {
       service.answer(KEY, { key: { organizationId: 'org_7Hq2', id: 'key_1' } });
-      const principal = await authenticator.authenticate(bearer(KEY));
+      const { admission, ...principal } = await authenticator.authenticate(bearer(KEY));
       assert.deepEqual(principal, { organizationId: 'org_7Hq2', keyId: 'key_1', keyPrefix: keyPrefixOf(KEY) });
+      assert.ok(admission, 'the call holds a place under the ceiling');
       assert.equal(service.calls, 1);
     });
 
@@ -276,18 +287,18 @@ describe('keyAuthenticator', () => {
 
     it('counts calls served here but not yet reported', async () => {
       service.answer(KEY, { usage: { used: 990, ceiling: 1000 } });
-      pending.set('org_a', 9);
+      setPending('org_a', 9);
       assert.ok(await authenticator.authenticate(bearer(KEY)));
-      pending.set('org_a', 10);
+      setPending('org_a', 10);
       await assert.rejects(authenticator.authenticate(bearer(KEY)), refusedWith(403, 'usage_ceiling_reached'));
-      pending.set('org_b', 1000); // another organization's pending calls do not count
-      pending.set('org_a', 0);
+      setPending('org_b', 1000); // another organization's pending calls do not count
+      setPending('org_a', 0);
       assert.ok(await authenticator.authenticate(bearer(KEY)));
     });
 
     it('has no ceiling when ceiling is null', async () => {
       service.answer(KEY, { usage: { used: 50_000_000, ceiling: null } });
-      pending.set('org_a', 1000);
+      setPending('org_a', 1000);
       assert.ok(await authenticator.authenticate(bearer(KEY)));
     });
   });
@@ -308,14 +319,12 @@ describe('keyAuthenticator', () => {
       authenticator.start(); // started, but the stream is not open yet
       await authenticator.authenticate(bearer(KEY));
       assert.equal(service.calls, 3);
-      assert.equal(authenticator.isFollowingEvents(), false);
     });
 
     it('reuses a verification while the stream is open, and drops it on key.revoked', async () => {
       service.answer(KEY, { key: { id: 'key_1' } });
       authenticator.start();
       service.connect();
-      assert.equal(authenticator.isFollowingEvents(), true);
       await authenticator.authenticate(bearer(KEY));
       await authenticator.authenticate(bearer(KEY));
       assert.equal(service.calls, 1);
@@ -357,7 +366,6 @@ describe('keyAuthenticator', () => {
       assert.equal(service.calls, 2);
 
       service.drop();
-      assert.equal(authenticator.isFollowingEvents(), false);
       await authenticator.authenticate(bearer(KEY));
       await authenticator.authenticate(bearer(KEY));
       assert.equal(service.calls, 4);
@@ -437,10 +445,17 @@ describe('keyAuthenticator', () => {
       await authenticator.authenticate(bearer(KEY));
       assert.equal(service.calls, 1);
       // Meanwhile other gateways (or a flushed buffer) used the rest of the allowance.
-      service.answer(KEY, { usage: { used: 1000, ceiling: 1000 } });
+      service.answer(KEY, { usage: { used: 900, ceiling: 1000 } });
       nowMs += 1_001;
-      await assert.rejects(authenticator.authenticate(bearer(KEY)), refusedWith(403, 'usage_ceiling_reached'));
+      // Stale but far from the ceiling: served while it is refreshed in the background.
+      await authenticator.authenticate(bearer(KEY));
       assert.equal(service.calls, 2);
+      await new Promise((resolve) => setImmediate(resolve));
+      service.answer(KEY, { usage: { used: 1000, ceiling: 1000 } });
+      // The refreshed entry is 100 calls from the ceiling: freshness decides, so no stale answer.
+      nowMs += 5_001;
+      await assert.rejects(authenticator.authenticate(bearer(KEY)), refusedWith(403, 'usage_ceiling_reached'));
+      assert.equal(service.calls, 3);
     });
 
     it('re-verifies on every request near the ceiling', async () => {
@@ -450,11 +465,11 @@ describe('keyAuthenticator', () => {
       await authenticator.authenticate(bearer(KEY));
       await authenticator.authenticate(bearer(KEY));
       assert.equal(service.calls, 1);
-      pending.set('org_a', 50); // headroom 100: near
+      setPending('org_a', 50); // headroom 100: near
       await authenticator.authenticate(bearer(KEY));
       await authenticator.authenticate(bearer(KEY));
       assert.equal(service.calls, 3);
-      pending.set('org_a', 150); // pending alone reaches the ceiling
+      setPending('org_a', 150); // pending alone reaches the ceiling
       await assert.rejects(authenticator.authenticate(bearer(KEY)), refusedWith(403, 'usage_ceiling_reached'));
     });
 
@@ -481,7 +496,6 @@ describe('keyAuthenticator', () => {
       await authenticator.authenticate(bearer(KEY));
       await authenticator.close();
       assert.equal(service.streamClosed, true);
-      assert.equal(authenticator.isFollowingEvents(), false);
       await authenticator.authenticate(bearer(KEY));
       assert.equal(service.calls, 2);
     });
