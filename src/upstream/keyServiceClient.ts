@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { UpstreamError, type UpstreamFailure } from '../errors.js';
 import { CallTimeoutError, createNodeHttpFetch } from './nodeHttpFetch.js';
 import { retryAfterSeconds } from './retryAfter.js';
+import { createLiveness, EVENT_LIVENESS_MS } from './streamLiveness.js';
 
 /**
  * The internal key service (key-service.md): verify a key by its hash, report usage,
@@ -73,7 +74,7 @@ export interface KeyEventHandlers {
 }
 
 export interface KeyEventStream {
-  /** True while the stream is open: only then are the events known to be complete. */
+  /** True while the stream is open and delivered bytes recently: only then are the events known to be complete. */
   isConnected(): boolean;
   /** Stops following; resolves once the connection and every timer are gone. */
   close(): Promise<void>;
@@ -103,7 +104,10 @@ export interface KeyServiceClientOptions {
     reconnectDelayMs?: number;
     /** Upper bound of that delay. Default 30 s. */
     maxReconnectDelayMs?: number;
-    /** An open stream silent this long is treated as dead. Default 45 s (three missed pings). */
+    /**
+     * An open stream silent this long is not trusted (cached verifications are not used)
+     * and is reconnected. Default: the ping interval plus a margin (streamLiveness.ts).
+     */
     idleTimeoutMs?: number;
   };
 }
@@ -287,7 +291,6 @@ function toKeyServiceEvent(message: EventSourceMessage): KeyServiceEvent | null 
 
 const DEFAULT_RECONNECT_DELAY_MS = 500;
 const DEFAULT_MAX_RECONNECT_DELAY_MS = 30_000;
-const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
 
 function followEventStream(
   url: string,
@@ -296,7 +299,9 @@ function followEventStream(
   handlers: KeyEventHandlers,
 ): KeyEventStream {
   const maxDelayMs = options.events?.maxReconnectDelayMs ?? DEFAULT_MAX_RECONNECT_DELAY_MS;
-  const idleTimeoutMs = options.events?.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const idleTimeoutMs = options.events?.idleTimeoutMs ?? EVENT_LIVENESS_MS;
+  // Judged by the clock on every question, not only by the idle timer, which a busy process runs late.
+  const liveness = createLiveness(idleTimeoutMs);
   let baseDelayMs = options.events?.reconnectDelayMs ?? DEFAULT_RECONNECT_DELAY_MS;
   const closing = new AbortController();
   let connected = false;
@@ -313,8 +318,12 @@ function followEventStream(
 
   /** One connection, from opening to its end; resolves with why it ended. */
   async function readOnce(): Promise<string> {
+    // One controller that closing aborts too: a signal made by AbortSignal.any may be
+    // garbage-collected on Node 20 and then never reach the fetch, leaving close() hanging.
     const connection = new AbortController();
-    const signal = AbortSignal.any([closing.signal, connection.signal]);
+    const { signal } = connection;
+    const abortOnClose = () => connection.abort();
+    closing.signal.addEventListener('abort', abortOnClose, { once: true });
     let idleTimer: NodeJS.Timeout | undefined;
     const abortAfter = (ms: number) => {
       clearTimeout(idleTimer);
@@ -334,6 +343,7 @@ function followEventStream(
         return `events: status ${res.status}`;
       }
       failedAttempts = 0;
+      liveness.touch();
       setConnected(true, 'events: connected');
       abortAfter(idleTimeoutMs);
       const parser = createParser({
@@ -348,10 +358,21 @@ function followEventStream(
         },
       });
       const decoder = new TextDecoder();
-      for await (const chunk of res.body) {
-        abortAfter(idleTimeoutMs); // any bytes, pings included, prove the stream alive
-        parser.feed(decoder.decode(chunk, { stream: true }));
+      // The abort does not always reach a body already being read (seen on Node 20 under
+      // load): cancelling the reader ends the pending read for certain.
+      const reader = res.body.getReader();
+      const cancelRead = () => void reader.cancel().catch(() => undefined);
+      signal.addEventListener('abort', cancelRead, { once: true });
+      try {
+        for (let read = await reader.read(); !read.done; read = await reader.read()) {
+          abortAfter(idleTimeoutMs); // any bytes, pings included, prove the stream alive
+          liveness.touch();
+          parser.feed(decoder.decode(read.value, { stream: true }));
+        }
+      } finally {
+        signal.removeEventListener('abort', cancelRead);
       }
+      if (signal.aborted) throw new Error('aborted');
       return 'events: stream ended';
     } catch (err: unknown) {
       if (closing.signal.aborted) return 'events: closed';
@@ -359,6 +380,7 @@ function followEventStream(
       return `events: ${describe(err)}`;
     } finally {
       clearTimeout(idleTimer);
+      closing.signal.removeEventListener('abort', abortOnClose);
     }
   }
 
@@ -376,7 +398,7 @@ function followEventStream(
   })();
 
   return {
-    isConnected: () => connected,
+    isConnected: () => connected && liveness.isAlive(),
     async close() {
       closing.abort();
       await running;

@@ -4,7 +4,7 @@ import { keyHashOf, type VerifyAnswerJson } from './keys.js';
 
 /**
  * A small key service on a free loopback port, speaking key-service.md: verify,
- * usage (idempotent by event id) and the event stream (with replay after
+ * usage (idempotent by event id; each new event moves its organization's `used`) and the event stream (with replay after
  * Last-Event-ID). For tests that need a real stream; nock covers single calls.
  */
 
@@ -82,10 +82,18 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
         usageIds.add(event.id);
         usageEvents.push(event);
         accepted += 1;
+        countUsage(event.organizationId);
       }
       return json(res, 200, { accepted, duplicates: events.length - accepted });
     }
     json(res, 404, { error: 'not_found' });
+  }
+
+  /** An accepted event moves the organization's `used`, as the real service's count does. */
+  function countUsage(organizationId: unknown): void {
+    for (const answer of answers.values()) {
+      if (answer.organization.id === organizationId) answer.organization.usage.used += 1;
+    }
   }
 
   function openStream(req: IncomingMessage, res: ServerResponse): void {

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import nock from 'nock';
+import { eventually } from '../support/eventually.js';
+import { startFakeKeyService, type FakeKeyService } from '../support/fakeKeyService.js';
+import { testKey, verifyAnswer } from '../support/keys.js';
+import { answerEveryPlatformCall, countOf, startMeteredGateway, statusesOf, type MeteredGateway } from '../support/meteredGateway.js';
+
+/**
+ * The usage ceiling on one instance, over real HTTP: a key service whose `used` moves as
+ * it accepts usage events, and clients asking at once or in a steady stream. Exactly the
+ * headroom is served, every other request is 403 usage_ceiling_reached.
+ */
+
+const KEY = testKey('ceiling over http');
+const CEILING = 1000;
+
+describe('usage ceiling over HTTP, one instance', () => {
+  let keyService: FakeKeyService;
+  let gateway: MeteredGateway;
+
+  beforeEach(async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    answerEveryPlatformCall();
+    keyService = await startFakeKeyService();
+  });
+  afterEach(async () => {
+    await gateway.close();
+    await keyService.close();
+    nock.cleanAll();
+    nock.enableNetConnect();
+  });
+
+  async function servedWithHeadroom(headroom: number, total: number, concurrency: number): Promise<number[]> {
+    keyService.setAnswer(KEY, verifyAnswer(KEY, { usage: { used: CEILING - headroom, ceiling: CEILING } }));
+    gateway = await startMeteredGateway(keyService);
+    await eventually('following the event stream', () => keyService.openStreams() === 1);
+    const statuses = await statusesOf(gateway.url, KEY, total, concurrency);
+    // Everything served is counted by the key service, once.
+    await eventually('usage delivered', () => gateway.usage.pendingTotal() === 0);
+    assert.equal(keyService.usageEvents.length, countOf(statuses, 200));
+    return statuses;
+  }
+
+  for (const concurrency of [1, 50, 200]) {
+    it(`serves exactly the headroom to ${concurrency} concurrent client(s)`, async () => {
+      const headroom = concurrency === 1 ? 7 : 40;
+      const total = concurrency === 1 ? 12 : concurrency * 2;
+      const statuses = await servedWithHeadroom(headroom, total, concurrency);
+      assert.equal(countOf(statuses, 200), headroom);
+      assert.equal(countOf(statuses, 403), total - headroom);
+    });
+  }
+
+  it('serves exactly a headroom of 1 to 200 requests at once', async () => {
+    const statuses = await servedWithHeadroom(1, 200, 200);
+    assert.equal(countOf(statuses, 200), 1);
+    assert.equal(countOf(statuses, 403), 199);
+  });
+
+  it('serves exactly the headroom to a steady stream while usage is flushed and verified again all along', async () => {
+    // Headroom past the near-ceiling margin: the first calls come from the cache, the last ones verify each time.
+    const statuses = await servedWithHeadroom(300, 420, 4);
+    assert.equal(countOf(statuses, 200), 300);
+    assert.equal(countOf(statuses, 403), 120);
+  });
+
+  it('gives back the place of a call that fails', async () => {
+    keyService.setAnswer(KEY, verifyAnswer(KEY, { usage: { used: CEILING - 3, ceiling: CEILING } }));
+    gateway = await startMeteredGateway(keyService);
+    const missing = await fetch(`${gateway.url}/v1/api/keywords`, { headers: { authorization: `Bearer ${KEY}` } });
+    assert.equal(missing.status, 400); // no site: refused, not counted
+    await missing.arrayBuffer();
+    const statuses = await statusesOf(gateway.url, KEY, 10, 10);
+    assert.equal(countOf(statuses, 200), 3);
+    assert.equal(countOf(statuses, 403), 7);
+  });
+});
