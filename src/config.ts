@@ -50,6 +50,7 @@ const EnvSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: z.preprocess(emptyAsUndefined, integer('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400)),
   CACHE_TTL_SECONDS: z.preprocess(emptyAsUndefined, integer('CACHE_TTL_SECONDS', 30, 0, 3600)),
   LOCAL_DATA_DIR: z.preprocess(emptyAsUndefined, z.string().optional()).transform((v) => v ?? '.local'),
+  USAGE_SPOOL_DIR: z.preprocess(emptyAsUndefined, z.string().trim().optional()).transform((v) => v ?? '.usage-spool'),
 });
 
 export interface UpstreamTarget {
@@ -69,6 +70,8 @@ export interface Config {
   readonly cacheTtlSeconds: number;
   /** Where the local key service keeps its data file (local mode only). */
   readonly localDataDir: string;
+  /** Where usage events undelivered at shutdown are kept for the next instance (without Redis). */
+  readonly usageSpoolDir: string;
 }
 
 export class ConfigError extends Error {
@@ -138,5 +141,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimit: Object.freeze({ requests: e.RATE_LIMIT_REQUESTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS }),
     cacheTtlSeconds: e.CACHE_TTL_SECONDS,
     localDataDir: e.LOCAL_DATA_DIR,
+    usageSpoolDir: e.USAGE_SPOOL_DIR,
   });
 }

@@ -16,6 +16,7 @@ import { createPlatformClient } from './platform/platformClient.js';
 import { createKeyServiceClient } from './upstream/keyServiceClient.js';
 import { createUsageBuffer } from './usage/createUsageBuffer.js';
 import { createUsageLedger } from './usage/usageLedger.js';
+import { createUsageSpool } from './usage/usageSpool.js';
 
 export interface RunningGateway {
   /** Where the gateway answers, e.g. http://127.0.0.1:3000. */
@@ -56,6 +57,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     sink: keyService,
     logger,
     ledger,
+    spool: createUsageSpool(config.usageSpoolDir),
     onFlushed: metrics.usageFlushed,
     onFlushFailed: metrics.usageFlushFailed,
   });
@@ -68,6 +70,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     logger,
   });
   authenticator.start();
+  // What an earlier instance could not deliver goes out with this one's first batch.
+  usage.deliverSpooled().catch((err: unknown) => logger.error({ err }, 'usage spool could not be read'));
   const limiter = await createRequestLimiter({ ...config.rateLimit, redisUrl: config.redisUrl, logger, now });
   metrics.observeLimiterAvailability(() => limiter.available());
   const cache = createAnswerCache({ ttlSeconds: config.cacheTtlSeconds, now });

@@ -31,6 +31,7 @@ describe('config', () => {
       rateLimit: { requests: 600, windowSeconds: 60 },
       cacheTtlSeconds: 30,
       localDataDir: '.local',
+      usageSpoolDir: '.usage-spool',
     });
     assert.ok(Object.isFrozen(config));
   });

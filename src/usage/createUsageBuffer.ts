@@ -6,6 +6,7 @@ import { retryDelayMs } from './retryDelay.js';
 import type { UsageEvent, UsageSink } from './usageEvent.js';
 import type { UsageLedger } from './usageLedger.js';
 import type { UsageRecorder } from './usageRecorder.js';
+import type { UsageSpool } from './usageSpool.js';
 
 export interface UsageBufferOptions {
   readonly sink: UsageSink;
@@ -35,6 +36,13 @@ export interface UsageBufferOptions {
   readonly onFlushFailed?: (events: number) => void;
   /** Told what is sent, acknowledged and dropped, for the ceiling check. */
   readonly ledger?: UsageLedger;
+  /** Where events still undelivered at the shutdown deadline go, and where earlier ones are taken from. */
+  readonly spool?: UsageSpool;
+}
+
+export interface UsageBuffer extends UsageRecorder {
+  /** Claims what earlier instances spooled and delivers it with the rest; resolves with the count taken. */
+  deliverSpooled(): Promise<number>;
 }
 
 const MAX_BATCH = 1000;
@@ -46,7 +54,8 @@ interface RecordedCall {
   readonly atMs: number;
 }
 
-function toUsageEvent(call: RecordedCall): UsageEvent {
+function toUsageEvent(call: RecordedCall | UsageEvent): UsageEvent {
+  if ('id' in call) return call; // spooled by an earlier instance: its id is kept
   return {
     id: randomUUID(),
     keyId: call.principal.keyId,
@@ -57,6 +66,8 @@ function toUsageEvent(call: RecordedCall): UsageEvent {
 }
 /** While closing, retries come quickly: the deadline, not the backoff, bounds the wait. */
 const CLOSING_RETRY_MAX_MS = 500;
+/** Kept back from the shutdown deadline to write what is left to the spool. */
+const SPOOL_WRITE_MS = 1_000;
 
 /**
  * Counts successful calls: every record() becomes an event with its own UUID, kept
@@ -66,7 +77,7 @@ const CLOSING_RETRY_MAX_MS = 500;
  * The one exception is a batch the service refuses as malformed (400): no retry can
  * change that answer, so it is logged with its size and dropped.
  */
-export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
+export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const { sink, logger } = options;
   const batchSize = Math.min(MAX_BATCH, Math.max(1, options.batchSize ?? MAX_BATCH));
   const flushIntervalMs = options.flushIntervalMs ?? 1000;
@@ -84,7 +95,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
    * holds is promoted to the old generation as garbage (measured: the UUID and time
    * strings per call were the largest part of the gateway's old-generation growth).
    */
-  const queue: RecordedCall[] = [];
+  const queue: Array<RecordedCall | UsageEvent> = [];
   /** The batch being sent, or waiting to be sent again after a failure. */
   let batch: UsageEvent[] | null = null;
   const pendingByOrganization = new Map<string, number>();
@@ -95,6 +106,9 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
   let closing = false;
   let stopped = false;
   const drainedWaiters: Array<() => void> = [];
+  /** Ids of spooled events taken at start and not yet acknowledged; their files go once it is empty. */
+  const spooledIds = new Set<string>();
+  let spooledDelivered: (() => Promise<void>) | null = null;
 
   const schedule = (delayMs: number, backoff: boolean): void => {
     if (stopped || sending || timer) return;
@@ -123,6 +137,20 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
     }
     pendingTotal -= events.length;
     if (pendingTotal === 0) for (const wake of drainedWaiters.splice(0)) wake();
+    if (spooledIds.size > 0) forgetSpooled(events);
+  };
+
+  const forgetSpooled = (events: readonly UsageEvent[]): void => {
+    for (const event of events) spooledIds.delete(event.id);
+    if (spooledIds.size > 0 || !spooledDelivered) return;
+    const done = spooledDelivered;
+    spooledDelivered = null;
+    done().catch((err: unknown) => logger.warn({ err }, 'delivered spool files could not be deleted'));
+  };
+
+  const count = (organizationId: string, calls: number): void => {
+    pendingByOrganization.set(organizationId, (pendingByOrganization.get(organizationId) ?? 0) + calls);
+    pendingTotal += calls;
   };
 
   const tellLedger = (events: readonly UsageEvent[], step: 'sending' | 'acknowledged' | 'dropped'): void => {
@@ -192,6 +220,24 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
     if (queue.length > 0) schedule(closing ? 0 : flushIntervalMs, false);
   };
 
+  /** What is left at the deadline goes to the spool; only when that fails too is it lost. */
+  const keepUndelivered = async (): Promise<void> => {
+    // A batch on its way may have been counted already: spooled too, its ids make the resend harmless.
+    const left = [...(batch ?? []), ...queue.map(toUsageEvent)];
+    if (options.spool) {
+      try {
+        await options.spool.write(left);
+        logger.warn({ spooled: left.length }, 'usage events not delivered before the shutdown deadline: spooled for the next instance');
+        return;
+      } catch (err: unknown) {
+        logger.error({ lost: left.length, err }, 'usage events not delivered and the spool cannot be written: lost');
+        throw new Error('usage events lost');
+      }
+    }
+    logger.error({ lost: left.length }, 'usage events not recorded before the shutdown deadline: lost');
+    throw new Error('usage events lost');
+  };
+
   return {
     ensureRoom(): void {
       // Counting is what lets a call through (like the key check): while the key service
@@ -207,8 +253,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
         return;
       }
       queue.push({ principal, route, atMs: now().getTime() });
-      pendingByOrganization.set(principal.organizationId, (pendingByOrganization.get(principal.organizationId) ?? 0) + 1);
-      pendingTotal += 1;
+      count(principal.organizationId, 1);
       if (queue.length >= batchSize || closing) sendSoon();
       else schedule(flushIntervalMs, false);
     },
@@ -221,7 +266,31 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
       return pendingTotal;
     },
 
+    async deliverSpooled(): Promise<number> {
+      const { spool } = options;
+      if (!spool || stopped) return 0;
+      const spooled = await spool.claim();
+      if (spooled.events.length === 0) {
+        await spooled.delivered();
+        return 0;
+      }
+      spooledDelivered = spooled.delivered;
+      for (const event of spooled.events) {
+        spooledIds.add(event.id);
+        queue.push(event);
+      }
+      for (const [organizationId, calls] of Object.entries(countByOrganization(spooled.events))) {
+        count(organizationId, calls);
+        // Admitted by an earlier instance and perhaps not in `used` yet: they count toward the ceiling here.
+        options.ledger?.adopted(organizationId, calls);
+      }
+      logger.info({ events: spooled.events.length }, 'usage events from the spool: delivering');
+      sendSoon();
+      return spooled.events.length;
+    },
+
     async close(deadlineMs: number): Promise<void> {
+      const drainMs = options.spool ? Math.max(0, deadlineMs - SPOOL_WRITE_MS) : deadlineMs;
       if (!closing) {
         closing = true;
         // Whatever waits, waits no longer: send now (a backoff is shortened to the closing cap).
@@ -236,7 +305,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
         await Promise.race([
           new Promise<void>((resolve) => drainedWaiters.push(resolve)),
           new Promise<void>((resolve) => {
-            deadline = setTimeout(resolve, Math.max(0, deadlineMs));
+            deadline = setTimeout(resolve, Math.max(0, drainMs));
           }),
         ]);
         clearTimeout(deadline);
@@ -246,9 +315,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
         clearTimeout(timer.handle);
         timer = null;
       }
-      if (pendingTotal > 0) {
-        logger.error({ lost: pendingTotal }, 'usage events not recorded before the shutdown deadline: lost');
-      }
+      if (pendingTotal > 0) await keepUndelivered();
     },
   };
 }

@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict';
+import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Principal } from '../../src/auth/principal.js';
 import { toApiError, UpstreamError } from '../../src/errors.js';
 import { createUsageBuffer } from '../../src/usage/createUsageBuffer.js';
 import type { UsageEvent, UsageSink } from '../../src/usage/usageEvent.js';
+import { createUsageLedger } from '../../src/usage/usageLedger.js';
+import { createUsageSpool } from '../../src/usage/usageSpool.js';
+import { tempDir } from '../support/tempDir.js';
 
 const ORG_A: Principal = { organizationId: 'org_a', keyId: 'key_a', keyPrefix: 'atl_aaaaaaaa' };
 const ORG_B: Principal = { organizationId: 'org_b', keyId: 'key_b', keyPrefix: 'atl_bbbbbbbb' };
@@ -153,13 +158,59 @@ describe('usage buffer', () => {
     const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
     const usage = createUsageBuffer({ sink, logger, flushIntervalMs: 60_000, retryBaseMs: 5 });
     for (let i = 0; i < 3; i++) usage.record(ORG_A, '/v1/api/keywords');
-    await usage.close(150);
+    await assert.rejects(usage.close(150), /usage events lost/); // a non-zero exit
     assert.ok(sink.calls.length >= 2, `${sink.calls.length} attempts`);
     assert.equal(sink.counted.size, 0);
     assert.match(lines.join(''), /"lost":3/);
     const callsAtClose = sink.calls.length;
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(sink.calls.length, callsAtClose, 'no retry after close');
+  });
+
+  describe('spool', () => {
+    let dir: Awaited<ReturnType<typeof tempDir>>;
+    beforeEach(async () => {
+      dir = await tempDir('usage-spool-');
+    });
+    afterEach(() => dir.remove());
+
+    it('spools what is undelivered at the deadline, and the next buffer on that folder delivers it exactly once', async () => {
+      const down = new ScriptedSink(Array.from({ length: 1000 }, () => new UpstreamError('key-service', 'unreachable', 'refused')));
+      const first = createUsageBuffer({ sink: down, logger: silent, flushIntervalMs: 60_000, retryBaseMs: 5, spool: createUsageSpool(dir.path) });
+      for (let i = 0; i < 5; i++) first.record(i < 3 ? ORG_A : ORG_B, '/v1/api/keywords');
+      await first.close(1100);
+      const sentBefore = new Set(down.calls.flat().map((event) => event.id));
+      assert.equal(sentBefore.size, 5);
+
+      const up = new ScriptedSink();
+      const ledger = createUsageLedger();
+      const next = createUsageBuffer({ sink: up, logger: silent, retryBaseMs: 5, ledger, spool: createUsageSpool(dir.path) });
+      assert.equal(await next.deliverSpooled(), 5);
+      // Until acknowledged, they count toward the ceiling here.
+      assert.equal(ledger.unseen('org_a', { surelyIncluded: 0, maybeIncluded: 0 }).atMost, 3);
+      await until(() => next.pendingTotal() === 0);
+      assert.deepEqual(new Set(up.counted.keys()), sentBefore, 'the same events, by id');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(await readdir(dir.path), [], 'the delivered spool file is gone');
+
+      const again = createUsageBuffer({ sink: up, logger: silent, spool: createUsageSpool(dir.path) });
+      assert.equal(await again.deliverSpooled(), 0, 'nothing is delivered twice');
+      await Promise.all([next.close(100), again.close(100)]);
+    });
+
+    it('says exactly how many are lost, and fails, when the spool folder cannot be written', async () => {
+      const down = new ScriptedSink(Array.from({ length: 1000 }, () => new UpstreamError('key-service', 'unreachable', 'refused')));
+      const lines: string[] = [];
+      const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
+      const blocked = join(dir.path, 'not-a-folder');
+      await writeFile(blocked, 'a file where the folder should be');
+      const usage = createUsageBuffer({ sink: down, logger, flushIntervalMs: 60_000, retryBaseMs: 5, spool: createUsageSpool(blocked) });
+      for (let i = 0; i < 4; i++) usage.record(ORG_A, '/v1/api/keywords');
+      await assert.rejects(usage.close(1050), /usage events lost/);
+      const lost = lines.filter((line) => line.includes('"lost"'));
+      assert.equal(lost.length, 1);
+      assert.match(lost[0] ?? '', /"lost":4/);
+    });
   });
 });
 
