@@ -98,7 +98,6 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const queue: Array<RecordedCall | UsageEvent> = [];
   /** The batch being sent, or waiting to be sent again after a failure. */
   let batch: UsageEvent[] | null = null;
-  const pendingByOrganization = new Map<string, number>();
   let pendingTotal = 0;
   let failures = 0;
   let sending = false;
@@ -130,11 +129,6 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   };
 
   const settle = (events: readonly UsageEvent[]): void => {
-    for (const event of events) {
-      const left = (pendingByOrganization.get(event.organizationId) ?? 0) - 1;
-      if (left > 0) pendingByOrganization.set(event.organizationId, left);
-      else pendingByOrganization.delete(event.organizationId);
-    }
     pendingTotal -= events.length;
     if (pendingTotal === 0) for (const wake of drainedWaiters.splice(0)) wake();
     if (spooledIds.size > 0) forgetSpooled(events);
@@ -146,11 +140,6 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
     const done = spooledDelivered;
     spooledDelivered = null;
     done().catch((err: unknown) => logger.warn({ err }, 'delivered spool files could not be deleted'));
-  };
-
-  const count = (organizationId: string, calls: number): void => {
-    pendingByOrganization.set(organizationId, (pendingByOrganization.get(organizationId) ?? 0) + calls);
-    pendingTotal += calls;
   };
 
   const tellLedger = (events: readonly UsageEvent[], step: 'sending' | 'acknowledged' | 'dropped'): void => {
@@ -253,13 +242,9 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
         return;
       }
       queue.push({ principal, route, atMs: now().getTime() });
-      count(principal.organizationId, 1);
+      pendingTotal += 1;
       if (queue.length >= batchSize || closing) sendSoon();
       else schedule(flushIntervalMs, false);
-    },
-
-    pending(organizationId: string): number {
-      return pendingByOrganization.get(organizationId) ?? 0;
     },
 
     pendingTotal(): number {
@@ -279,8 +264,8 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
         spooledIds.add(event.id);
         queue.push(event);
       }
+      pendingTotal += spooled.events.length;
       for (const [organizationId, calls] of Object.entries(countByOrganization(spooled.events))) {
-        count(organizationId, calls);
         // Admitted by an earlier instance and perhaps not in `used` yet: they count toward the ceiling here.
         options.ledger?.adopted(organizationId, calls);
       }
