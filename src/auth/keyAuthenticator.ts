@@ -212,7 +212,10 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
         const { verification, marks } = answer;
         const organizationId = verification.organization.id;
         // Checked and counted in one synchronous step: no other request can take the same place.
-        const principal = principalFor(verification, key, now(), ledger.unseen(organizationId, marks).atMost);
+        const unseen = ledger.unseen(organizationId, marks).atMost;
+        const principal = principalFor(verification, key, now(), unseen);
+        const { used, ceiling } = verification.organization.usage;
+        if (ceiling !== null) ledger.setNearCeiling(organizationId, ceiling - used - unseen <= settings.nearCeilingMargin);
         return { ...principal, admission: ledger.admit(organizationId) };
       } catch (err: unknown) {
         if (err instanceof ApiError) logger.info({ keyPrefix: key.prefix, reason: err.reason }, 'key refused');

@@ -103,6 +103,8 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   let sending = false;
   let timer: { handle: NodeJS.Timeout; backoff: boolean } | null = null;
   let closing = false;
+  /** A call of an organization near its ceiling waits in the queue. */
+  let hurry = false;
   let stopped = false;
   const drainedWaiters: Array<() => void> = [];
   /** Ids of spooled events taken at start and not yet acknowledged; their files go once it is empty. */
@@ -158,6 +160,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
           // Outside shutdown, a partial batch waits for the flush interval to fill up.
           if (queue.length === 0) break;
           batch = queue.splice(0, batchSize).map(toUsageEvent);
+          hurry = false;
           tellLedger(batch, 'sending');
         }
         const current = batch;
@@ -201,7 +204,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
           schedule(delay, true);
           return;
         }
-        if (!closing && queue.length < batchSize) break;
+        if (!closing && !hurry && queue.length < batchSize) break;
       }
     } finally {
       sending = false;
@@ -243,7 +246,10 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
       }
       queue.push({ principal, route, atMs: now().getTime() });
       pendingTotal += 1;
-      if (queue.length >= batchSize || closing) sendSoon();
+      // Near the ceiling other instances must see this call soon: no waiting for companions.
+      const urgent = options.ledger?.isNearCeiling(principal.organizationId) ?? false;
+      if (urgent) hurry = true;
+      if (queue.length >= batchSize || closing || urgent) sendSoon();
       else schedule(flushIntervalMs, false);
     },
 

@@ -44,6 +44,12 @@ export interface UsageLedger {
   acknowledged(organizationId: string, calls: number): void;
   /** The key service refused them as malformed: they are not counted anywhere. */
   dropped(organizationId: string, calls: number): void;
+  /**
+   * Whether the organization was last seen near its ceiling: its calls are then sent to
+   * the key service at once, so other instances see them in `used` without waiting.
+   */
+  setNearCeiling(organizationId: string, near: boolean): void;
+  isNearCeiling(organizationId: string): boolean;
   /** Resolves once no call of the organization is in doubt, or after `timeoutMs`. */
   settled(organizationId: string, timeoutMs: number): Promise<void>;
 }
@@ -52,6 +58,7 @@ interface Counts {
   admitted: number;
   acknowledged: number;
   inDoubt: number;
+  nearCeiling: boolean;
 }
 
 export function createUsageLedger(): UsageLedger {
@@ -63,7 +70,7 @@ export function createUsageLedger(): UsageLedger {
   const countsOf = (organizationId: string): Counts => {
     let counts = byOrganization.get(organizationId);
     if (!counts) {
-      counts = { admitted: 0, acknowledged: 0, inDoubt: 0 };
+      counts = { admitted: 0, acknowledged: 0, inDoubt: 0, nearCeiling: false };
       byOrganization.set(organizationId, counts);
     }
     return counts;
@@ -135,6 +142,12 @@ export function createUsageLedger(): UsageLedger {
       counts.admitted -= calls;
       wakeSettled(organizationId, counts);
     },
+
+    setNearCeiling(organizationId, near) {
+      countsOf(organizationId).nearCeiling = near;
+    },
+
+    isNearCeiling: (organizationId) => byOrganization.get(organizationId)?.nearCeiling ?? false,
 
     settled(organizationId, timeoutMs) {
       if (countsOf(organizationId).inDoubt <= 0) return Promise.resolve();

@@ -76,3 +76,42 @@ describe('usage ceiling over HTTP, one instance', () => {
     assert.equal(countOf(statuses, 403), 7);
   });
 });
+
+describe('usage ceiling over HTTP, instances without Redis', () => {
+  let keyService: FakeKeyService;
+  let gateways: MeteredGateway[];
+
+  beforeEach(async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    answerEveryPlatformCall();
+    keyService = await startFakeKeyService();
+  });
+  afterEach(async () => {
+    await Promise.all(gateways.map((gateway) => gateway.close()));
+    await keyService.close();
+    nock.cleanAll();
+    nock.enableNetConnect();
+  });
+
+  for (const [instances, clientsPerInstance] of [
+    [2, 4],
+    [3, 8],
+  ] as const) {
+    it(`${instances} instances with ${clientsPerInstance} clients each: none under, over by at most what the others have in flight`, async () => {
+      const headroom = 100;
+      keyService.setAnswer(KEY, verifyAnswer(KEY, { usage: { used: CEILING - headroom, ceiling: CEILING } }));
+      gateways = await Promise.all(Array.from({ length: instances }, () => startMeteredGateway(keyService, { flushIntervalMs: 1000 })));
+      await eventually('every instance following the event stream', () => keyService.openStreams() === instances);
+      const statuses = (await Promise.all(gateways.map((gateway) => statusesOf(gateway.url, KEY, 150, clientsPerInstance)))).flat();
+      await eventually('usage delivered', () => gateways.every((gateway) => gateway.usage.pendingTotal() === 0));
+      const served = countOf(statuses, 200);
+      assert.equal(keyService.usageEvents.length, served);
+      assert.ok(served >= headroom, `served ${served} of ${headroom}`);
+      // The README's bound: near the ceiling each call is sent at once, so what an instance cannot
+      // see is the others' calls in flight or on their way to the key service, one or two per client.
+      const bound = (instances - 1) * clientsPerInstance * 2;
+      assert.ok(served - headroom <= bound, `served ${served}: ${served - headroom} over the ceiling, bound ${bound}`);
+    });
+  }
+});
