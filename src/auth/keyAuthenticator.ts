@@ -137,7 +137,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     if (ceiling === null) return age <= settings.ttlMs ? 'fresh' : 'stale';
     // A new period starts a new count: only the service knows it.
     if (nowMs >= periodEnd.getTime()) return 'unusable';
-    const unseen = ledger.unseen(organization.id, entry.marks).atMost;
+    const unseen = ledger.unseen(organization.id, entry.marks);
     if (ceiling - used - unseen <= settings.nearCeilingMargin) return 'unusable';
     return age <= settings.usageFreshnessMs ? 'fresh' : 'stale';
   }
@@ -188,15 +188,17 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
   }
 
   /** Whether calls of unknown inclusion alone make this answer a refusal. */
-  function refusalInDoubt(answer: Answer): boolean {
-    const { verification, marks } = answer;
-    const unseen = ledger.unseen(verification.organization.id, marks);
-    return isCeilingReached(verification, unseen.atMost) && !isCeilingReached(verification, unseen.surely);
+  function refusalInDoubt({ verification, marks }: Answer): boolean {
+    const organizationId = verification.organization.id;
+    return (
+      isCeilingReached(verification, ledger.unseen(organizationId, marks)) &&
+      !isCeilingReached(verification, ledger.surelyUnseen(organizationId, marks))
+    );
   }
 
-  async function confirmed(keyHash: string, answer: Answer | null): Promise<Answer | null> {
-    if (answer === null || !refusalInDoubt(answer)) return answer;
-    await ledger.settled(answer.verification.organization.id, settings.settleMs);
+  /** Asks again once the calls in doubt are acknowledged (or the wait ends): the answer then includes them. */
+  async function confirm(keyHash: string, organizationId: string): Promise<Answer | null> {
+    await ledger.settled(organizationId, settings.settleMs);
     return shared(confirming, keyHash);
   }
 
@@ -206,17 +208,18 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       if (isJwtShaped(text)) throw authFailure('not_an_api_key');
       const key = toWellFormedKey(text);
       if (key === null) throw authFailure('malformed_key');
-      const answer = await confirmed(key.keyHash, await answerFor(key.keyHash));
+      let answer = await answerFor(key.keyHash);
+      if (answer !== null && refusalInDoubt(answer)) answer = await confirm(key.keyHash, answer.verification.organization.id);
       try {
         if (answer === null) return principalFor(null, key, now(), 0);
         const { verification, marks } = answer;
         const organizationId = verification.organization.id;
         // Checked and counted in one synchronous step: no other request can take the same place.
-        const unseen = ledger.unseen(organizationId, marks).atMost;
+        const unseen = ledger.unseen(organizationId, marks);
         const principal = principalFor(verification, key, now(), unseen);
         const { used, ceiling } = verification.organization.usage;
-        if (ceiling !== null) ledger.setNearCeiling(organizationId, ceiling - used - unseen <= settings.nearCeilingMargin);
-        return { ...principal, admission: ledger.admit(organizationId) };
+        const near = ceiling !== null && ceiling - used - unseen <= settings.nearCeilingMargin;
+        return { ...principal, admission: ledger.admit(organizationId, near) };
       } catch (err: unknown) {
         if (err instanceof ApiError) logger.info({ keyPrefix: key.prefix, reason: err.reason }, 'key refused');
         throw err;

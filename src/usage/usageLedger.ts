@@ -31,10 +31,16 @@ export interface SnapshotWindow {
 }
 
 export interface UsageLedger {
-  /** Counts a call that is being served; release() it if it fails. */
-  admit(organizationId: string): Admission;
-  /** Calls admitted here that a snapshot with these marks surely does not include / may not include. */
-  unseen(organizationId: string, marks: SnapshotMarks): { readonly surely: number; readonly atMost: number };
+  /**
+   * Counts a call that is being served; release() it if it fails. `nearCeiling`: whether the
+   * organization is near its ceiling, so its calls are sent to the key service at once and
+   * other instances see them in `used` without waiting.
+   */
+  admit(organizationId: string, nearCeiling: boolean): Admission;
+  /** Calls admitted here that a snapshot with these marks may not include: the ceiling counts them. */
+  unseen(organizationId: string, marks: SnapshotMarks): number;
+  /** Of those, the calls it surely does not include. */
+  surelyUnseen(organizationId: string, marks: SnapshotMarks): number;
   openSnapshot(): SnapshotWindow;
   /** Calls admitted by an earlier instance (a spool), now waiting here for the key service. */
   adopted(organizationId: string, calls: number): void;
@@ -44,11 +50,7 @@ export interface UsageLedger {
   acknowledged(organizationId: string, calls: number): void;
   /** The key service refused them as malformed: they are not counted anywhere. */
   dropped(organizationId: string, calls: number): void;
-  /**
-   * Whether the organization was last seen near its ceiling: its calls are then sent to
-   * the key service at once, so other instances see them in `used` without waiting.
-   */
-  setNearCeiling(organizationId: string, near: boolean): void;
+  /** Whether the organization's last admitted call was near its ceiling. */
   isNearCeiling(organizationId: string): boolean;
   /** Resolves once no call of the organization is in doubt, or after `timeoutMs`. */
   settled(organizationId: string, timeoutMs: number): Promise<void>;
@@ -84,9 +86,10 @@ export function createUsageLedger(): UsageLedger {
   };
 
   return {
-    admit(organizationId) {
+    admit(organizationId, nearCeiling) {
       const counts = countsOf(organizationId);
       counts.admitted += 1;
+      counts.nearCeiling = nearCeiling;
       let released = false;
       return {
         release() {
@@ -97,10 +100,9 @@ export function createUsageLedger(): UsageLedger {
       };
     },
 
-    unseen(organizationId, marks) {
-      const { admitted } = countsOf(organizationId);
-      return { surely: Math.max(0, admitted - marks.maybeIncluded), atMost: Math.max(0, admitted - marks.surelyIncluded) };
-    },
+    unseen: (organizationId, marks) => Math.max(0, countsOf(organizationId).admitted - marks.surelyIncluded),
+
+    surelyUnseen: (organizationId, marks) => Math.max(0, countsOf(organizationId).admitted - marks.maybeIncluded),
 
     openSnapshot() {
       const ackedDuring = new Map<string, number>();
@@ -141,10 +143,6 @@ export function createUsageLedger(): UsageLedger {
       counts.inDoubt -= calls;
       counts.admitted -= calls;
       wakeSettled(organizationId, counts);
-    },
-
-    setNearCeiling(organizationId, near) {
-      countsOf(organizationId).nearCeiling = near;
     },
 
     isNearCeiling: (organizationId) => byOrganization.get(organizationId)?.nearCeiling ?? false,

@@ -114,7 +114,7 @@ describe('keyAuthenticator', () => {
   function setPending(organizationId: string, calls: number): void {
     const list = admitted.get(organizationId) ?? [];
     while (list.length > calls) list.pop()?.release();
-    while (list.length < calls) list.push(ledger.admit(organizationId));
+    while (list.length < calls) list.push(ledger.admit(organizationId, false));
     admitted.set(organizationId, list);
   }
   let service: ReturnType<typeof controlledKeyService>;
