@@ -98,11 +98,13 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       case 'key.revoked':
         cache.dropKey(event.keyHash);
         inFlight.delete(event.keyHash);
+        confirming.delete(event.keyHash);
         logger.info({ keyId: event.keyId, organizationId: event.organizationId }, 'key revoked: verification dropped');
         return;
       case 'organization.updated':
         cache.dropOrganization(event.organizationId);
         inFlight.clear();
+        confirming.clear();
         logger.info({ organizationId: event.organizationId }, 'organization updated: verifications dropped');
         return;
       case 'reset':
