@@ -54,11 +54,20 @@ export function createApp(services: Services): Koa<AppState> {
       ctx.state.route = route.path;
       const principal = await authenticateRequest(ctx, authenticator);
       ctx.state.principal = principal;
-      await takeFromLimit(ctx, limiter, principal.organizationId, services.now().getTime(), metrics.limiterDecision);
-      usage.ensureRoom();
-      await answer(ctx, principal);
-      // Every successful answer (200, or 304 for an unchanged one) counts once; failures never do.
-      if (ctx.status === 200 || ctx.status === 304) usage.record(principal, route.path);
+      let counted = false;
+      try {
+        await takeFromLimit(ctx, limiter, principal.organizationId, services.now().getTime(), metrics.limiterDecision);
+        usage.ensureRoom();
+        await answer(ctx, principal);
+        // Every successful answer (200, or 304 for an unchanged one) counts once; failures never do.
+        if (ctx.status === 200 || ctx.status === 304) {
+          usage.record(principal, route.path);
+          counted = true;
+        }
+      } finally {
+        // A call that is not counted gives its place under the ceiling back.
+        if (!counted) principal.admission?.release();
+      }
     });
   };
   for (const route of PUBLIC_ROUTES) publicRoute(route);

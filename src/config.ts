@@ -82,6 +82,7 @@ const EnvSchema = z.object({
       'PUBLIC_BASE_URL must not hold a query or fragment',
     ),
   ),
+  USAGE_SPOOL_DIR: z.preprocess(emptyAsUndefined, z.string().trim().optional()).transform((v) => v ?? '.usage-spool'),
 });
 
 export interface UpstreamTarget {
@@ -115,6 +116,8 @@ export interface Config {
   readonly localDataDir: string;
   /** The OpenAPI document's server URL, without a trailing slash; null: `/`. */
   readonly publicBaseUrl: string | null;
+  /** Where usage events undelivered at shutdown are kept for the next instance (without Redis). */
+  readonly usageSpoolDir: string;
 }
 
 export class ConfigError extends Error {
@@ -177,6 +180,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cacheTtlSeconds: e.CACHE_TTL_SECONDS,
     localDataDir: e.LOCAL_DATA_DIR,
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? null,
+    usageSpoolDir: e.USAGE_SPOOL_DIR,
   });
 }
 

@@ -16,6 +16,8 @@ import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { createPlatformClient } from './platform/platformClient.js';
 import { createKeyServiceClient } from './upstream/keyServiceClient.js';
 import { createUsageBuffer } from './usage/createUsageBuffer.js';
+import { createUsageLedger } from './usage/usageLedger.js';
+import { createUsageSpool } from './usage/usageSpool.js';
 
 export interface RunningGateway {
   /** Where the gateway answers, e.g. http://127.0.0.1:3000. */
@@ -51,17 +53,20 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
 
   const platform = createPlatformClient({ ...upstreams.platform, timeoutMs, onCall: metrics.platformCall });
   const keyService = createKeyServiceClient({ ...upstreams.keyService, timeoutMs, onCall: metrics.keyServiceCall });
+  const ledger = createUsageLedger();
   const usage = createUsageBuffer({
     sink: keyService,
     logger,
+    ledger,
+    spool: createUsageSpool(config.usageSpoolDir),
     onFlushed: metrics.usageFlushed,
     onFlushFailed: metrics.usageFlushFailed,
   });
   metrics.observeUsagePending(() => usage.pendingTotal());
   const authenticator = createKeyAuthenticator({
     keyService: { verify: gateVerifications(keyService.verify), followEvents: keyService.followEvents },
-    // The ceiling check adds this instance's calls not yet reported to the key service.
-    pendingUsage: (organizationId) => usage.pending(organizationId),
+    // The ceiling check adds this instance's calls the key service's `used` does not include yet.
+    ledger,
     now,
     logger,
   });
@@ -75,6 +80,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const closeRedis = async () => {
     if (redis && redisModule) redisModule.closeRedis(redis);
   };
+  // What an earlier instance could not deliver goes out with this one's first batch.
+  usage.deliverSpooled().catch((err: unknown) => logger.error({ err }, 'usage spool could not be read'));
   metrics.observeLimiterAvailability(() => limiter.available());
   const cache = createAnswerCache({ ttlSeconds: config.cacheTtlSeconds, now });
 

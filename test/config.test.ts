@@ -32,6 +32,7 @@ describe('config', () => {
       cacheTtlSeconds: 30,
       localDataDir: '.local',
       publicBaseUrl: null,
+      usageSpoolDir: '.usage-spool',
     });
     assert.ok(Object.isFrozen(config));
   });

@@ -18,19 +18,19 @@ export function principalFor(
   verification: Verification | null,
   key: WellFormedKey,
   now: Date,
-  pendingUsage: (organizationId: string) => number,
+  unseenCalls: number,
 ): Principal {
   if (verification === null || verification.key.revokedAt !== null) throw authFailure('invalid_key');
   const { key: record, organization } = verification;
   if (record.expiresAt.getTime() <= now.getTime()) throw authFailure('expired_key');
   if (!record.permissions.includes(REQUIRED_PERMISSION)) throw authFailure('missing_permission');
   if (!ELIGIBLE_PLANS.has(organization.plan)) throw authFailure('plan_not_eligible');
-  if (isCeilingReached(verification, pendingUsage(organization.id))) throw authFailure('usage_ceiling_reached');
+  if (isCeilingReached(verification, unseenCalls)) throw authFailure('usage_ceiling_reached');
   return { organizationId: record.organizationId, keyId: record.id, keyPrefix: key.prefix };
 }
 
-/** `used >= ceiling`, counting calls this gateway served but has not yet reported. */
-export function isCeilingReached(verification: Verification, pending: number): boolean {
+/** `used >= ceiling`, counting this instance's calls that `used` does not include (in flight too). */
+export function isCeilingReached(verification: Verification, unseenCalls: number): boolean {
   const { used, ceiling } = verification.organization.usage;
-  return ceiling !== null && used + pending >= ceiling;
+  return ceiling !== null && used + unseenCalls >= ceiling;
 }

@@ -1,33 +1,45 @@
 import type { Logger } from 'pino';
 import { ApiError } from '../errors.js';
 import type { KeyEventStream, KeyServiceClient, KeyServiceEvent, Verification } from '../upstream/keyServiceClient.js';
-import { principalFor } from './accessDecision.js';
+import type { UsageLedger } from '../usage/usageLedger.js';
+import { isCeilingReached, principalFor } from './accessDecision.js';
 import { authFailure } from './authFailures.js';
 import { presentedKeyText } from './credentials.js';
 import { isJwtShaped, toWellFormedKey } from './keyFormat.js';
 import type { Authenticator, PresentedCredentials, Principal } from './principal.js';
 import { createVerificationCache, type CachedVerification } from './verificationCache.js';
 
+/** A verification and which of this instance's calls its `used` includes. */
+type Answer = Pick<CachedVerification, 'verification' | 'marks'>;
+
 /**
  * API keys checked against the key service, the one source of truth.
  *
  * Form and checksum are checked here, so junk never reaches the service. Verifications
- * are cached only while the event stream is open (then a revocation reaches us as an
- * event and drops the entry); while it is down every request is verified. The service
- * failing means 503 (an UpstreamError), never a 401 and never a pass.
+ * are cached only while the event stream is demonstrably alive (bytes within its ping
+ * interval plus a margin: then a revocation reaches us as an event and drops the entry);
+ * otherwise every request is verified. The service failing means 503 (an UpstreamError),
+ * never a 401 and never a pass.
  *
- * The cached `used` count falls behind as usage grows, so an organization with a ceiling
- * is served from cache only while its entry is younger than `usageFreshnessMs` AND its
- * headroom (ceiling - used - pending) is above `nearCeilingMargin`; near the ceiling
- * every request asks the service. An organization without a ceiling keeps its entry for
- * `ttlMs`, until an event says otherwise.
+ * The ceiling: a verification's `used` plus every call this instance admitted that the
+ * snapshot does not surely include (in flight ones too), checked and counted in one
+ * synchronous step, so concurrent requests can never share a place under the ceiling.
+ * When only calls of unknown inclusion (a usage batch crossing the verify) decide a
+ * refusal, the service is asked once more after they settle. Other instances' calls reach
+ * us only through `used`: an organization with a ceiling is re-verified once its entry is
+ * older than `usageFreshnessMs`, and on every request within `nearCeilingMargin` calls of it.
+ *
+ * An entry past its freshness but within `staleMs` is still served while the stream is
+ * alive and the organization is not near its ceiling, and refreshed in the background.
  */
 
 export interface KeyAuthenticatorCacheOptions {
   /** Verifications kept at most. Default 10 000. */
   max: number;
-  /** How long a verification may be reused. Default 60 s. */
+  /** How long a verification is fresh. Default 60 s. */
   ttlMs: number;
+  /** How long past its freshness a verification may still be served while it is refreshed. Default 60 s. */
+  staleMs: number;
   /** Unknown hashes remembered at most. Default 10 000. */
   unknownMax: number;
   /** How long an unknown hash is remembered. Default 10 s. */
@@ -36,12 +48,14 @@ export interface KeyAuthenticatorCacheOptions {
   usageFreshnessMs: number;
   /** Headroom (calls) below which an organization with a ceiling is verified on every request. Default 100. */
   nearCeilingMargin: number;
+  /** How long a refusal that calls of unknown inclusion decide waits for them before asking again. Default 1 s. */
+  settleMs: number;
 }
 
 export interface KeyAuthenticatorOptions {
   keyService: Pick<KeyServiceClient, 'verify' | 'followEvents'>;
-  /** This gateway's successful calls of the organization not yet acknowledged by the key service. */
-  pendingUsage: (organizationId: string) => number;
+  /** This instance's calls per organization, shared with the usage buffer. */
+  ledger: UsageLedger;
   now: () => Date;
   logger: Logger;
   cache?: Partial<KeyAuthenticatorCacheOptions>;
@@ -52,25 +66,29 @@ export interface KeyAuthenticator extends Authenticator {
   start(): void;
   /** Stops following and forgets every cached answer. */
   close(): Promise<void>;
-  /** Whether the event stream is open, i.e. whether verifications are being cached (health, metrics). */
-  isFollowingEvents(): boolean;
 }
 
 const DEFAULT_CACHE: KeyAuthenticatorCacheOptions = {
   max: 10_000,
   ttlMs: 60_000,
+  staleMs: 60_000,
   unknownMax: 10_000,
   unknownTtlMs: 10_000,
   usageFreshnessMs: 5_000,
   nearCeilingMargin: 100,
+  settleMs: 1_000,
 };
 
+type Usability = 'fresh' | 'stale' | 'unusable';
+
 export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAuthenticator {
-  const { keyService, pendingUsage, now, logger } = options;
+  const { keyService, ledger, now, logger } = options;
   const settings: KeyAuthenticatorCacheOptions = { ...DEFAULT_CACHE, ...options.cache };
-  const cache = createVerificationCache({ ...settings, now });
+  const cache = createVerificationCache({ ...settings, ttlMs: settings.ttlMs + settings.staleMs, now });
   /** Verifications on their way, shared by concurrent requests for the same hash. */
-  const inFlight = new Map<string, Promise<Verification | null>>();
+  const inFlight = new Map<string, Promise<Answer | null>>();
+  /** Verifications asked again to settle a refusal, shared the same way. */
+  const confirming = new Map<string, Promise<Answer | null>>();
   let stream: KeyEventStream | undefined;
 
   const following = () => stream?.isConnected() ?? false;
@@ -80,11 +98,13 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       case 'key.revoked':
         cache.dropKey(event.keyHash);
         inFlight.delete(event.keyHash);
+        confirming.delete(event.keyHash);
         logger.info({ keyId: event.keyId, organizationId: event.organizationId }, 'key revoked: verification dropped');
         return;
       case 'organization.updated':
         cache.dropOrganization(event.organizationId);
         inFlight.clear();
+        confirming.clear();
         logger.info({ organizationId: event.organizationId }, 'organization updated: verifications dropped');
         return;
       case 'reset':
@@ -107,39 +127,81 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
   function forgetEverything(): void {
     cache.clear();
     inFlight.clear();
+    confirming.clear();
   }
 
-  function isUsable(entry: CachedVerification): boolean {
-    if (!following()) return false;
+  function usability(entry: CachedVerification): Usability {
+    if (!following()) return 'unusable';
     const { organization } = entry.verification;
-    const { used, ceiling } = organization.usage;
-    if (ceiling === null) return true;
-    if (now().getTime() - entry.fetchedAt > settings.usageFreshnessMs) return false;
-    return ceiling - used - pendingUsage(organization.id) > settings.nearCeilingMargin;
+    const { used, ceiling, periodEnd } = organization.usage;
+    const nowMs = now().getTime();
+    const age = nowMs - entry.fetchedAt;
+    if (ceiling === null) return age <= settings.ttlMs ? 'fresh' : 'stale';
+    // A new period starts a new count: only the service knows it.
+    if (nowMs >= periodEnd.getTime()) return 'unusable';
+    const unseen = ledger.unseen(organization.id, entry.marks);
+    if (ceiling - used - unseen <= settings.nearCeilingMargin) return 'unusable';
+    return age <= settings.usageFreshnessMs ? 'fresh' : 'stale';
   }
 
-  async function verifyAndRemember(keyHash: string): Promise<Verification | null> {
+  async function verifyAndRemember(keyHash: string): Promise<Answer | null> {
     const generation = cache.generation();
     const cacheable = following();
-    const verification = await keyService.verify(keyHash);
+    const window = ledger.openSnapshot();
+    let verification: Verification | null;
+    try {
+      verification = await keyService.verify(keyHash);
+    } catch (err: unknown) {
+      window.discard();
+      throw err;
+    }
     // Unknown hashes are remembered even without the stream: no event would ever announce a
     // key's creation, and a new key's text cannot have been presented before it existed.
-    if (verification === null) cache.rememberUnknown(keyHash, generation);
-    else if (cacheable && following()) cache.remember(keyHash, verification, generation);
-    return verification;
+    if (verification === null) {
+      window.discard();
+      cache.rememberUnknown(keyHash, generation);
+      return null;
+    }
+    const answer: Answer = { verification, marks: window.close(verification.organization.id) };
+    if (cacheable && following()) cache.remember(keyHash, answer, generation);
+    return answer;
   }
 
-  function verificationOf(keyHash: string): Promise<Verification | null> {
-    const cached = cache.get(keyHash);
-    if (cached && isUsable(cached)) return Promise.resolve(cached.verification);
-    if (cache.isUnknown(keyHash)) return Promise.resolve(null);
-    const shared = inFlight.get(keyHash);
-    if (shared) return shared;
+  function shared(asking: Map<string, Promise<Answer | null>>, keyHash: string): Promise<Answer | null> {
+    const pending = asking.get(keyHash);
+    if (pending) return pending;
     const asked = verifyAndRemember(keyHash).finally(() => {
-      if (inFlight.get(keyHash) === asked) inFlight.delete(keyHash);
+      if (asking.get(keyHash) === asked) asking.delete(keyHash);
     });
-    inFlight.set(keyHash, asked);
+    asking.set(keyHash, asked);
     return asked;
+  }
+
+  function answerFor(keyHash: string): Promise<Answer | null> {
+    const cached = cache.get(keyHash);
+    const use = cached ? usability(cached) : 'unusable';
+    if (cached && use === 'fresh') return Promise.resolve(cached);
+    if (cached && use === 'stale') {
+      shared(inFlight, keyHash).catch((err: unknown) => logger.warn({ err }, 'background verification failed'));
+      return Promise.resolve(cached);
+    }
+    if (cache.isUnknown(keyHash)) return Promise.resolve(null);
+    return shared(inFlight, keyHash);
+  }
+
+  /** Whether calls of unknown inclusion alone make this answer a refusal. */
+  function refusalInDoubt({ verification, marks }: Answer): boolean {
+    const organizationId = verification.organization.id;
+    return (
+      isCeilingReached(verification, ledger.unseen(organizationId, marks)) &&
+      !isCeilingReached(verification, ledger.surelyUnseen(organizationId, marks))
+    );
+  }
+
+  /** Asks again once the calls in doubt are acknowledged (or the wait ends): the answer then includes them. */
+  async function confirm(keyHash: string, organizationId: string): Promise<Answer | null> {
+    await ledger.settled(organizationId, settings.settleMs);
+    return shared(confirming, keyHash);
   }
 
   return {
@@ -148,9 +210,18 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       if (isJwtShaped(text)) throw authFailure('not_an_api_key');
       const key = toWellFormedKey(text);
       if (key === null) throw authFailure('malformed_key');
-      const verification = await verificationOf(key.keyHash);
+      let answer = await answerFor(key.keyHash);
+      if (answer !== null && refusalInDoubt(answer)) answer = await confirm(key.keyHash, answer.verification.organization.id);
       try {
-        return principalFor(verification, key, now(), pendingUsage);
+        if (answer === null) return principalFor(null, key, now(), 0);
+        const { verification, marks } = answer;
+        const organizationId = verification.organization.id;
+        // Checked and counted in one synchronous step: no other request can take the same place.
+        const unseen = ledger.unseen(organizationId, marks);
+        const principal = principalFor(verification, key, now(), unseen);
+        const { used, ceiling } = verification.organization.usage;
+        const near = ceiling !== null && ceiling - used - unseen <= settings.nearCeilingMargin;
+        return { ...principal, admission: ledger.admit(organizationId, near) };
       } catch (err: unknown) {
         if (err instanceof ApiError) logger.info({ keyPrefix: key.prefix, reason: err.reason }, 'key refused');
         throw err;
@@ -168,7 +239,5 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       forgetEverything();
       await closing?.close();
     },
-
-    isFollowingEvents: following,
   };
 }

@@ -1,9 +1,13 @@
+import type { Admission } from '../usage/usageLedger.js';
+
 /** Who is calling: known only after the key has been verified. */
 export interface Principal {
   readonly organizationId: string;
   readonly keyId: string;
   /** `atl_` + 8 characters: the only part of a key that may be logged. */
   readonly keyPrefix: string;
+  /** The call's place under the organization's ceiling: released when the call is not counted. */
+  readonly admission?: Admission;
 }
 
 /** The credentials a request presented, as raw header values and suspicious query names. */

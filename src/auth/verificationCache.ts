@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Verification } from '../upstream/keyServiceClient.js';
+import type { SnapshotMarks } from '../usage/usageLedger.js';
 
 /**
  * Recent key-service answers, by key hash: verifications (bounded, short-lived) and
@@ -15,10 +16,13 @@ export interface CachedVerification {
   readonly verification: Verification;
   /** When it was fetched, in the authenticator's clock (ms). */
   readonly fetchedAt: number;
+  /** Which of this instance's calls its `used` includes. */
+  readonly marks: SnapshotMarks;
 }
 
 export interface VerificationCacheOptions {
   readonly max: number;
+  /** Kept at most this long (the authenticator decides whether an entry is fresh or stale). */
   readonly ttlMs: number;
   readonly unknownMax: number;
   readonly unknownTtlMs: number;
@@ -29,12 +33,11 @@ export interface VerificationCache {
   generation(): number;
   get(keyHash: string): CachedVerification | undefined;
   isUnknown(keyHash: string): boolean;
-  remember(keyHash: string, verification: Verification, generation: number): void;
+  remember(keyHash: string, answer: Omit<CachedVerification, 'fetchedAt'>, generation: number): void;
   rememberUnknown(keyHash: string, generation: number): void;
   dropKey(keyHash: string): void;
   dropOrganization(organizationId: string): void;
   clear(): void;
-  size(): number;
 }
 
 export function createVerificationCache(options: VerificationCacheOptions): VerificationCache {
@@ -52,10 +55,10 @@ export function createVerificationCache(options: VerificationCacheOptions): Veri
     generation: () => generation,
     get: (keyHash) => verified.get(keyHash),
     isUnknown: (keyHash) => unknown.get(keyHash) === true,
-    remember(keyHash, verification, askedIn) {
+    remember(keyHash, answer, askedIn) {
       if (askedIn !== generation) return;
       unknown.delete(keyHash);
-      verified.set(keyHash, { verification, fetchedAt: perf.now() });
+      verified.set(keyHash, { ...answer, fetchedAt: perf.now() });
     },
     rememberUnknown(keyHash, askedIn) {
       if (askedIn !== generation) return;
@@ -79,6 +82,5 @@ export function createVerificationCache(options: VerificationCacheOptions): Veri
       verified.clear();
       unknown.clear();
     },
-    size: () => verified.size,
   };
 }

@@ -3,6 +3,7 @@ import { retryDelayMs } from './backoff.js';
 import { sleep } from './deadline.js';
 import { KeyRevokedSchema, OrganizationUpdatedSchema, parseJson, type KeyEventHandlers, type KeyEventStream, type KeyServiceEvent } from './keyServiceContract.js';
 import { retryAfterSeconds } from './retryAfter.js';
+import { createLiveness, EVENT_LIVENESS_MS } from './streamLiveness.js';
 import { describe } from './upstreamFailure.js';
 import type { UpstreamHttp } from './upstreamHttp.js';
 
@@ -19,7 +20,10 @@ export interface KeyEventStreamOptions {
     reconnectDelayMs?: number;
     /** Upper bound of that delay. Default 30 s. */
     maxReconnectDelayMs?: number;
-    /** An open stream silent this long is treated as dead. Default 45 s (three missed pings). */
+    /**
+     * An open stream silent this long is not trusted (cached verifications are not used)
+     * and is reconnected. Default: the ping interval plus a margin (streamLiveness.ts).
+     */
     idleTimeoutMs?: number;
   };
 }
@@ -45,7 +49,6 @@ function toKeyServiceEvent(message: EventSourceMessage): KeyServiceEvent | null 
 
 const DEFAULT_RECONNECT_DELAY_MS = 500;
 const DEFAULT_MAX_RECONNECT_DELAY_MS = 30_000;
-const DEFAULT_IDLE_TIMEOUT_MS = 45_000;
 
 export function followEventStream(
   http: UpstreamHttp,
@@ -55,7 +58,9 @@ export function followEventStream(
   handlers: KeyEventHandlers,
 ): KeyEventStream {
   const maxDelayMs = options.events?.maxReconnectDelayMs ?? DEFAULT_MAX_RECONNECT_DELAY_MS;
-  const idleTimeoutMs = options.events?.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+  const idleTimeoutMs = options.events?.idleTimeoutMs ?? EVENT_LIVENESS_MS;
+  // Judged by the clock on every question, not only by the idle timer, which a busy process runs late.
+  const liveness = createLiveness(idleTimeoutMs);
   let baseDelayMs = options.events?.reconnectDelayMs ?? DEFAULT_RECONNECT_DELAY_MS;
   const closing = new AbortController();
   let connected = false;
@@ -72,8 +77,12 @@ export function followEventStream(
 
   /** One connection, from opening to its end; resolves with why it ended. */
   async function readOnce(): Promise<string> {
+    // One controller that closing aborts too: a signal made by AbortSignal.any may be
+    // garbage-collected on Node 20 and then never reach the call, leaving close() hanging.
     const connection = new AbortController();
-    const signal = AbortSignal.any([closing.signal, connection.signal]);
+    const { signal } = connection;
+    const abortOnClose = () => connection.abort();
+    closing.signal.addEventListener('abort', abortOnClose, { once: true });
     let idleTimer: NodeJS.Timeout | undefined;
     const abortAfter = (ms: number) => {
       clearTimeout(idleTimer);
@@ -93,6 +102,7 @@ export function followEventStream(
         return `events: status ${res.statusCode}`;
       }
       failedAttempts = 0;
+      liveness.touch();
       setConnected(true, 'events: connected');
       abortAfter(idleTimeoutMs);
       const parser = createParser({
@@ -109,10 +119,19 @@ export function followEventStream(
       const decoder = new TextDecoder();
       // undici's body yields Buffers (its stream type says any).
       const body: AsyncIterable<Buffer> = res.body;
-      for await (const chunk of body) {
-        abortAfter(idleTimeoutMs); // any bytes, pings included, prove the stream alive
-        parser.feed(decoder.decode(chunk, { stream: true }));
+      // Ends a read already pending on the body for certain when the connection is aborted.
+      const destroyBody = () => res.body.destroy();
+      signal.addEventListener('abort', destroyBody, { once: true });
+      try {
+        for await (const chunk of body) {
+          abortAfter(idleTimeoutMs); // any bytes, pings included, prove the stream alive
+          liveness.touch();
+          parser.feed(decoder.decode(chunk, { stream: true }));
+        }
+      } finally {
+        signal.removeEventListener('abort', destroyBody);
       }
+      if (signal.aborted) throw new Error('aborted');
       return 'events: stream ended';
     } catch (err: unknown) {
       if (closing.signal.aborted) return 'events: closed';
@@ -120,6 +139,7 @@ export function followEventStream(
       return `events: ${describe(err)}`;
     } finally {
       clearTimeout(idleTimer);
+      closing.signal.removeEventListener('abort', abortOnClose);
     }
   }
 
@@ -136,7 +156,7 @@ export function followEventStream(
   })();
 
   return {
-    isConnected: () => connected,
+    isConnected: () => connected && liveness.isAlive(),
     async close() {
       closing.abort();
       await running;

@@ -67,7 +67,7 @@ export interface KeyEventHandlers {
 }
 
 export interface KeyEventStream {
-  /** True while the stream is open: only then are the events known to be complete. */
+  /** True while the stream is open and delivered bytes recently: only then are the events known to be complete. */
   isConnected(): boolean;
   /** Stops following; resolves once the connection and every timer are gone. */
   close(): Promise<void>;

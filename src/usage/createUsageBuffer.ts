@@ -5,7 +5,9 @@ import { UpstreamError } from '../errors.js';
 import { retryDelayMs } from '../upstream/backoff.js';
 import { withDeadline } from '../upstream/deadline.js';
 import type { UsageEvent, UsageSink } from './usageEvent.js';
+import type { UsageLedger } from './usageLedger.js';
 import type { UsageRecorder } from './usageRecorder.js';
+import type { UsageSpool } from './usageSpool.js';
 
 export interface UsageBufferOptions {
   readonly sink: UsageSink;
@@ -33,6 +35,15 @@ export interface UsageBufferOptions {
   /** Metrics hooks: a batch of this many events was acknowledged / failed to send (and will be retried). */
   readonly onFlushed?: (events: number) => void;
   readonly onFlushFailed?: (events: number) => void;
+  /** Told what is sent, acknowledged and dropped, for the ceiling check. */
+  readonly ledger?: UsageLedger;
+  /** Where events still undelivered at the shutdown deadline go, and where earlier ones are taken from. */
+  readonly spool?: UsageSpool;
+}
+
+export interface UsageBuffer extends UsageRecorder {
+  /** Claims what earlier instances spooled and delivers it with the rest; resolves with the count taken. */
+  deliverSpooled(): Promise<number>;
 }
 
 const MAX_BATCH = 1000;
@@ -44,7 +55,8 @@ interface RecordedCall {
   readonly atMs: number;
 }
 
-function toUsageEvent(call: RecordedCall): UsageEvent {
+function toUsageEvent(call: RecordedCall | UsageEvent): UsageEvent {
+  if ('id' in call) return call; // spooled by an earlier instance: its id is kept
   return {
     id: randomUUID(),
     keyId: call.principal.keyId,
@@ -55,6 +67,8 @@ function toUsageEvent(call: RecordedCall): UsageEvent {
 }
 /** While closing, retries come quickly: the deadline, not the backoff, bounds the wait. */
 const CLOSING_RETRY_MAX_MS = 500;
+/** Kept back from the shutdown deadline to write what is left to the spool. */
+const SPOOL_WRITE_MS = 1_000;
 
 /**
  * Counts successful calls: every record() becomes an event with its own UUID, kept
@@ -64,7 +78,7 @@ const CLOSING_RETRY_MAX_MS = 500;
  * The one exception is a batch the service refuses as malformed (400): no retry can
  * change that answer, so it is logged with its size and dropped.
  */
-export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
+export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const { sink, logger } = options;
   const batchSize = Math.min(MAX_BATCH, Math.max(1, options.batchSize ?? MAX_BATCH));
   const flushIntervalMs = options.flushIntervalMs ?? 1000;
@@ -82,17 +96,21 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
    * holds is promoted to the old generation as garbage (measured: the UUID and time
    * strings per call were the largest part of the gateway's old-generation growth).
    */
-  const queue: RecordedCall[] = [];
+  const queue: Array<RecordedCall | UsageEvent> = [];
   /** The batch being sent, or waiting to be sent again after a failure. */
   let batch: UsageEvent[] | null = null;
-  const pendingByOrganization = new Map<string, number>();
   let pendingTotal = 0;
   let failures = 0;
   let sending = false;
   let timer: { handle: NodeJS.Timeout; backoff: boolean } | null = null;
   let closing = false;
+  /** A call of an organization near its ceiling waits in the queue. */
+  let hurry = false;
   let stopped = false;
   const drainedWaiters: Array<() => void> = [];
+  /** Ids of spooled events taken at start and not yet acknowledged; their files go once it is empty. */
+  const spooledIds = new Set<string>();
+  let spooledDelivered: (() => Promise<void>) | null = null;
 
   const schedule = (delayMs: number, backoff: boolean): void => {
     if (stopped || sending || timer) return;
@@ -114,13 +132,23 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
   };
 
   const settle = (events: readonly UsageEvent[]): void => {
-    for (const event of events) {
-      const left = (pendingByOrganization.get(event.organizationId) ?? 0) - 1;
-      if (left > 0) pendingByOrganization.set(event.organizationId, left);
-      else pendingByOrganization.delete(event.organizationId);
-    }
     pendingTotal -= events.length;
     if (pendingTotal === 0) for (const wake of drainedWaiters.splice(0)) wake();
+    if (spooledIds.size > 0) forgetSpooled(events);
+  };
+
+  const forgetSpooled = (events: readonly UsageEvent[]): void => {
+    for (const event of events) spooledIds.delete(event.id);
+    if (spooledIds.size > 0 || !spooledDelivered) return;
+    const done = spooledDelivered;
+    spooledDelivered = null;
+    done().catch((err: unknown) => logger.warn({ err }, 'delivered spool files could not be deleted'));
+  };
+
+  const tellLedger = (events: readonly UsageEvent[], step: 'sending' | 'acknowledged' | 'dropped'): void => {
+    const { ledger } = options;
+    if (!ledger) return;
+    for (const [organizationId, calls] of Object.entries(countByOrganization(events))) ledger[step](organizationId, calls);
   };
 
   /** Sends batches one call at a time while there is something worth sending now. */
@@ -133,6 +161,8 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
           // Outside shutdown, a partial batch waits for the flush interval to fill up.
           if (queue.length === 0) break;
           batch = queue.splice(0, batchSize).map(toUsageEvent);
+          hurry = false;
+          tellLedger(batch, 'sending');
         }
         const current = batch;
         try {
@@ -145,6 +175,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
           }
           batch = null;
           failures = 0;
+          tellLedger(current, 'acknowledged');
           settle(current);
           options.onFlushed?.(current.length);
         } catch (err: unknown) {
@@ -154,6 +185,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
               'usage batch refused by the key service as malformed: dropped, these calls are not counted',
             );
             batch = null;
+            tellLedger(current, 'dropped');
             settle(current);
             continue;
           }
@@ -173,12 +205,30 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
           schedule(delay, true);
           return;
         }
-        if (!closing && queue.length < batchSize) break;
+        if (!closing && !hurry && queue.length < batchSize) break;
       }
     } finally {
       sending = false;
     }
     if (queue.length > 0) schedule(closing ? 0 : flushIntervalMs, false);
+  };
+
+  /** What is left at the deadline goes to the spool; only when that fails too is it lost. */
+  const keepUndelivered = async (): Promise<void> => {
+    // A batch on its way may have been counted already: spooled too, its ids make the resend harmless.
+    const left = [...(batch ?? []), ...queue.map(toUsageEvent)];
+    if (options.spool) {
+      try {
+        await options.spool.write(left);
+        logger.warn({ spooled: left.length }, 'usage events not delivered before the shutdown deadline: spooled for the next instance');
+        return;
+      } catch (err: unknown) {
+        logger.error({ lost: left.length, err }, 'usage events not delivered and the spool cannot be written: lost');
+        throw new Error('usage events lost');
+      }
+    }
+    logger.error({ lost: left.length }, 'usage events not recorded before the shutdown deadline: lost');
+    throw new Error('usage events lost');
   };
 
   return {
@@ -196,21 +246,43 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
         return;
       }
       queue.push({ principal, route, atMs: now().getTime() });
-      pendingByOrganization.set(principal.organizationId, (pendingByOrganization.get(principal.organizationId) ?? 0) + 1);
       pendingTotal += 1;
-      if (queue.length >= batchSize || closing) sendSoon();
+      // Near the ceiling other instances must see this call soon: no waiting for companions.
+      const urgent = options.ledger?.isNearCeiling(principal.organizationId) ?? false;
+      if (urgent) hurry = true;
+      if (queue.length >= batchSize || closing || urgent) sendSoon();
       else schedule(flushIntervalMs, false);
-    },
-
-    pending(organizationId: string): number {
-      return pendingByOrganization.get(organizationId) ?? 0;
     },
 
     pendingTotal(): number {
       return pendingTotal;
     },
 
+    async deliverSpooled(): Promise<number> {
+      const { spool } = options;
+      if (!spool || stopped) return 0;
+      const spooled = await spool.claim();
+      if (spooled.events.length === 0) {
+        await spooled.delivered();
+        return 0;
+      }
+      spooledDelivered = spooled.delivered;
+      for (const event of spooled.events) {
+        spooledIds.add(event.id);
+        queue.push(event);
+      }
+      pendingTotal += spooled.events.length;
+      for (const [organizationId, calls] of Object.entries(countByOrganization(spooled.events))) {
+        // Admitted by an earlier instance and perhaps not in `used` yet: they count toward the ceiling here.
+        options.ledger?.adopted(organizationId, calls);
+      }
+      logger.info({ events: spooled.events.length }, 'usage events from the spool: delivering');
+      sendSoon();
+      return spooled.events.length;
+    },
+
     async close(deadlineMs: number): Promise<void> {
+      const drainMs = options.spool ? Math.max(0, deadlineMs - SPOOL_WRITE_MS) : deadlineMs;
       if (!closing) {
         closing = true;
         // Whatever waits, waits no longer: send now (a backoff is shortened to the closing cap).
@@ -222,16 +294,14 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
       }
       if (pendingTotal > 0) {
         const drained = new Promise<void>((resolve) => drainedWaiters.push(resolve));
-        await withDeadline(Math.max(0, deadlineMs), () => drained, 'usage flush').catch(() => undefined);
+        await withDeadline(Math.max(0, drainMs), () => drained, 'usage flush').catch(() => undefined);
       }
       stopped = true;
       if (timer) {
         clearTimeout(timer.handle);
         timer = null;
       }
-      if (pendingTotal > 0) {
-        logger.error({ lost: pendingTotal }, 'usage events not recorded before the shutdown deadline: lost');
-      }
+      if (pendingTotal > 0) await keepUndelivered();
     },
   };
 }

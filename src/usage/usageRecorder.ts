@@ -8,8 +8,6 @@ export interface UsageRecorder {
    */
   ensureRoom(): void;
   record(principal: Principal, route: string): void;
-  /** Events of this organization accepted here but not yet acknowledged by the key service. */
-  pending(organizationId: string): number;
   /** All events accepted here but not yet acknowledged (for metrics). */
   pendingTotal(): number;
   /** Sends every pending event; resolves when all were accepted or the deadline passed. */

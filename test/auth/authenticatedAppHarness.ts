@@ -3,6 +3,7 @@ import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
+import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { createKeyAuthenticator, type KeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import type { RequestLimiter } from '../../src/limits/requestLimiter.js';
 import { createKeyServiceClient, type KeyServiceCall } from '../../src/upstream/keyServiceClient.js';
@@ -45,7 +46,7 @@ export function useAuthenticatedApp() {
     });
     const keyAuthenticator = createKeyAuthenticator({
       keyService,
-      pendingUsage: () => 0,
+      ledger: createUsageLedger(),
       now: () => FIXED_NOW,
       logger: pino({ level: 'silent' }),
     });

@@ -114,18 +114,18 @@ describe('keyAuthenticator: refusals and key-service failures', () => {
 
     it('counts calls served here but not yet reported', async () => {
       t.service.answer(KEY, { usage: { used: 990, ceiling: 1000 } });
-      t.pending.set('org_a', 9);
+      t.setPending('org_a', 9);
       assert.ok(await t.authenticator.authenticate(bearer(KEY)));
-      t.pending.set('org_a', 10);
+      t.setPending('org_a', 10);
       await assert.rejects(t.authenticator.authenticate(bearer(KEY)), refusedWith(403, 'usage_ceiling_reached'));
-      t.pending.set('org_b', 1000); // another organization's pending calls do not count
-      t.pending.set('org_a', 0);
+      t.setPending('org_b', 1000); // another organization's pending calls do not count
+      t.setPending('org_a', 0);
       assert.ok(await t.authenticator.authenticate(bearer(KEY)));
     });
 
     it('has no ceiling when ceiling is null', async () => {
       t.service.answer(KEY, { usage: { used: 50_000_000, ceiling: null } });
-      t.pending.set('org_a', 1000);
+      t.setPending('org_a', 1000);
       assert.ok(await t.authenticator.authenticate(bearer(KEY)));
     });
   });

@@ -5,6 +5,7 @@ import { createKeyAuthenticator, type KeyAuthenticator, type KeyAuthenticatorCac
 import type { PresentedCredentials } from '../../src/auth/principal.js';
 import { ApiError, UpstreamError } from '../../src/errors.js';
 import type { KeyEventHandlers, KeyServiceClient, KeyServiceEvent, Verification } from '../../src/upstream/keyServiceClient.js';
+import { createUsageLedger, type Admission, type UsageLedger } from '../../src/usage/usageLedger.js';
 import { FIXED_NOW } from '../support/fakeServices.js';
 import { keyHashOf, testKey, verifyAnswer, type VerifyAnswerJson, type VerifyAnswerOverrides } from '../support/keys.js';
 
@@ -108,7 +109,9 @@ export const refusedWith = (status: number, reason: string) => (err: unknown) =>
 /** One authenticator per test, over the controlled key service, a settable clock and pending usage. */
 export interface AuthenticatorUnderTest {
   nowMs: number;
-  pending: Map<string, number>;
+  ledger: UsageLedger;
+  /** Makes `calls` of the organization admitted here and not yet acknowledged. */
+  setPending(organizationId: string, calls: number): void;
   service: ReturnType<typeof controlledKeyService>;
   logLines: string[];
   authenticator: KeyAuthenticator;
@@ -118,6 +121,13 @@ export interface AuthenticatorUnderTest {
 /** Registers the per-test setup in the calling describe; no log line may hold a whole key. */
 export function useKeyAuthenticator(): AuthenticatorUnderTest {
   const t = {} as AuthenticatorUnderTest;
+  const admitted = new Map<string, Admission[]>();
+  t.setPending = (organizationId, calls) => {
+    const list = admitted.get(organizationId) ?? [];
+    while (list.length > calls) list.pop()?.release();
+    while (list.length < calls) list.push(t.ledger.admit(organizationId, false));
+    admitted.set(organizationId, list);
+  };
   t.build = (cache = {}) => {
     const sink = new Writable({
       write(chunk: Buffer, _encoding, callback) {
@@ -127,7 +137,7 @@ export function useKeyAuthenticator(): AuthenticatorUnderTest {
     });
     return createKeyAuthenticator({
       keyService: t.service.client,
-      pendingUsage: (organizationId) => t.pending.get(organizationId) ?? 0,
+      ledger: t.ledger,
       now: () => new Date(t.nowMs),
       logger: pino({ level: 'debug' }, sink),
       cache,
@@ -136,7 +146,8 @@ export function useKeyAuthenticator(): AuthenticatorUnderTest {
 
   beforeEach(() => {
     t.nowMs = FIXED_NOW.getTime();
-    t.pending = new Map();
+    t.ledger = createUsageLedger();
+    admitted.clear();
     t.service = controlledKeyService();
     t.logLines = [];
     t.authenticator = t.build();

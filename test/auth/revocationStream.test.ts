@@ -3,6 +3,7 @@ import { Writable } from 'node:stream';
 import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
+import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { createKeyAuthenticator, type KeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
 import { eventually } from '../support/eventually.js';
@@ -24,6 +25,7 @@ describe('revocation through the event stream', () => {
   let authenticator: KeyAuthenticator;
   let server: Awaited<ReturnType<typeof listen>>;
   let logLines: string[];
+  const logged = (text: string) => logLines.filter((line) => line.includes(text)).length;
 
   beforeEach(async () => {
     // The platform answers every authenticated request for org_a (and only org_a); optional, as
@@ -61,13 +63,13 @@ describe('revocation through the event stream', () => {
         timeoutMs: 2000,
         events: { reconnectDelayMs: 10, maxReconnectDelayMs: 40 },
       }),
-      pendingUsage: () => 0,
+      ledger: createUsageLedger(),
       now: () => FIXED_NOW,
       logger: pino({ level: 'info' }, sink),
     });
     server = await listen(createApp(fakeServices({ authenticator })));
     authenticator.start();
-    await eventually('following the event stream', () => authenticator.isFollowingEvents());
+    await eventually('following the event stream', () => logged('following key events') === 1);
   });
 
   afterEach(async () => {
@@ -102,7 +104,7 @@ describe('revocation through the event stream', () => {
     assert.equal((await statusOf()).status, 200);
     keyService.refuseStreams(503);
     keyService.dropStreams();
-    await eventually('stream seen down', () => !authenticator.isFollowingEvents());
+    await eventually('stream seen down', () => logged('key event stream down') === 1);
 
     assert.equal((await statusOf()).status, 200);
     assert.equal((await statusOf()).status, 200);
@@ -112,7 +114,7 @@ describe('revocation through the event stream', () => {
     assert.deepEqual(await statusOf(), { status: 401, reason: 'invalid_key' });
 
     keyService.refuseStreams(null);
-    await eventually('following again', () => authenticator.isFollowingEvents());
+    await eventually('following again', () => logged('following key events') === 2);
     assert.deepEqual(await statusOf(), { status: 401, reason: 'invalid_key' });
   });
 
@@ -120,7 +122,7 @@ describe('revocation through the event stream', () => {
     keyService.sendEvent('organization.updated', { organizationId: 'org_z' });
     await eventually('event received', () => logLines.some((line) => line.includes('organization updated')));
     keyService.dropStreams();
-    await eventually('reconnected', () => keyService.streamRequests.length >= 2 && authenticator.isFollowingEvents());
+    await eventually('reconnected', () => keyService.streamRequests.length >= 2 && logged('following key events') === 2);
     assert.equal(keyService.streamRequests[1]?.lastEventId, '1');
   });
 });

@@ -20,6 +20,11 @@ function verificationOf(organizationId: string): Verification {
   };
 }
 
+const answerOf = (organizationId: string) => ({
+  verification: verificationOf(organizationId),
+  marks: { surelyIncluded: 0, maybeIncluded: 0 },
+});
+
 describe('verificationCache', () => {
   let nowMs = 1_000_000;
   const cache = () =>
@@ -27,20 +32,20 @@ describe('verificationCache', () => {
 
   it('is bounded: the least recently used entry goes first', () => {
     const c = cache();
-    c.remember('h1', verificationOf('org_a'), c.generation());
-    c.remember('h2', verificationOf('org_a'), c.generation());
+    c.remember('h1', answerOf('org_a'), c.generation());
+    c.remember('h2', answerOf('org_a'), c.generation());
     c.get('h1');
-    c.remember('h3', verificationOf('org_a'), c.generation());
-    assert.equal(c.size(), 2);
+    c.remember('h3', answerOf('org_a'), c.generation());
     assert.ok(c.get('h1'));
     assert.equal(c.get('h2'), undefined);
+    assert.ok(c.get('h3'));
   });
 
   it('ignores an answer asked for before an invalidation', () => {
     const c = cache();
     const askedIn = c.generation();
     c.dropKey('other');
-    c.remember('h1', verificationOf('org_a'), askedIn);
+    c.remember('h1', answerOf('org_a'), askedIn);
     c.rememberUnknown('h2', askedIn);
     assert.equal(c.get('h1'), undefined);
     assert.equal(c.isUnknown('h2'), false);
@@ -48,8 +53,8 @@ describe('verificationCache', () => {
 
   it('drops by organization, leaving the others', () => {
     const c = cache();
-    c.remember('h1', verificationOf('org_a'), c.generation());
-    c.remember('h2', verificationOf('org_b'), c.generation());
+    c.remember('h1', answerOf('org_a'), c.generation());
+    c.remember('h2', answerOf('org_b'), c.generation());
     c.dropOrganization('org_a');
     assert.equal(c.get('h1'), undefined);
     assert.ok(c.get('h2'));
@@ -58,7 +63,7 @@ describe('verificationCache', () => {
   it('expires entries on the given clock', () => {
     const c = cache();
     nowMs = 1_000_000;
-    c.remember('h1', verificationOf('org_a'), c.generation());
+    c.remember('h1', answerOf('org_a'), c.generation());
     c.rememberUnknown('h2', c.generation());
     nowMs = 1_000_101;
     assert.equal(c.isUnknown('h2'), false);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
+import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { gateVerifications, type Verify } from '../../src/auth/verificationGate.js';
 import { toApiError, UpstreamError } from '../../src/errors.js';
@@ -101,7 +102,7 @@ describe('verification gate (bounded verify calls to the key service)', () => {
           verify: gateVerifications(service.verify, { maxConcurrent: 3, maxWaiting: 5 }),
           followEvents: () => ({ isConnected: () => false, close: async () => {} }),
         },
-        pendingUsage: () => 0,
+        ledger: createUsageLedger(),
         now: () => FIXED_NOW,
         logger: pino({ level: 'silent' }),
       });

@@ -3,6 +3,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { readdir } from 'node:fs/promises';
+import { tempDir } from '../support/tempDir.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const FIXTURE = fileURLToPath(new URL('./fixtures/gatewayProcess.ts', import.meta.url));
@@ -11,13 +13,19 @@ interface LogLine {
   msg: string;
   port?: number;
   code?: number;
+  spooled?: number;
 }
 
 /** The key service's usage endpoint: refuses the first call (503), then counts events by id. */
 class FakeKeyService {
   readonly counted = new Map<string, { organizationId: string; route: string }>();
   calls = 0;
+  /** Events received again after they were counted. */
+  duplicates = 0;
+  /** While true, every usage call fails (503). */
+  down = false;
   private server: Server | null = null;
+  url = '';
 
   async start(): Promise<string> {
     this.server = createServer((req, res) => {
@@ -29,7 +37,7 @@ class FakeKeyService {
           return;
         }
         this.calls += 1;
-        if (this.calls === 1) {
+        if (this.calls === 1 || this.down) {
           res.writeHead(503).end();
           return;
         }
@@ -37,6 +45,7 @@ class FakeKeyService {
         let accepted = 0;
         for (const event of events) {
           if (!this.counted.has(event.id)) accepted += 1;
+          else this.duplicates += 1;
           this.counted.set(event.id, { organizationId: event.organizationId, route: event.route });
         }
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -44,7 +53,8 @@ class FakeKeyService {
       });
     });
     await new Promise<void>((resolve) => this.server?.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    return this.url;
   }
 
   async stop(): Promise<void> {
@@ -62,9 +72,10 @@ class GatewayProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   private waiters: Array<() => void> = [];
 
-  constructor(keyServiceUrl: string, platformDelayMs: number) {
+  constructor(keyServiceUrl: string, platformDelayMs: number, spoolDir?: string) {
+    const args = [FIXTURE, keyServiceUrl, String(platformDelayMs), ...(spoolDir ? [spoolDir] : [])];
     // detached: its own process group, so a test can signal the group as operators do.
-    this.child = spawn(process.execPath, ['--import', 'tsx', FIXTURE, keyServiceUrl, String(platformDelayMs)], {
+    this.child = spawn(process.execPath, ['--import', 'tsx', ...args], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'inherit'],
       detached: true,
@@ -123,8 +134,8 @@ describe('graceful shutdown of a real gateway process', function () {
     await keyService.stop();
   });
 
-  const startGateway = async (platformDelayMs: number) => {
-    gateway = new GatewayProcess(await keyService.start(), platformDelayMs);
+  const startGateway = async (platformDelayMs: number, spoolDir?: string, keyServiceUrl?: string) => {
+    gateway = new GatewayProcess(keyServiceUrl ?? (await keyService.start()), platformDelayMs, spoolDir);
     const { port } = await gateway.waitFor('listening', 1, 20_000);
     return { gateway, url: `http://127.0.0.1:${port}` };
   };
@@ -189,5 +200,39 @@ describe('graceful shutdown of a real gateway process', function () {
     assert.equal(gateway.count('shutting down: taking no new connections, finishing requests in flight'), 1);
     assert.equal(gateway.count('shutdown complete'), 1);
     assert.equal(keyService.counted.size, 3);
+  });
+
+  it('SIGTERM while the key service takes no usage: spooled, exit 0 within 10 s; the next instance delivers each event once', async () => {
+    const spool = await tempDir('usage-spool-');
+    try {
+      keyService.down = true;
+      const first = await startGateway(5, spool.path);
+      const served = [];
+      for (let i = 0; i < 20; i++) {
+        const res = await get(first.url);
+        await res.arrayBuffer();
+        served.push(res.status);
+      }
+      assert.deepEqual(served, Array.from({ length: 20 }, () => 200));
+      const signalled = Date.now();
+      first.gateway.child.kill('SIGTERM');
+      const exit = await first.gateway.exited;
+      assert.equal(exit.code, 0);
+      assert.ok(Date.now() - signalled < 10_000, 'exited within 10 s of the signal');
+      assert.equal(keyService.counted.size, 0);
+      assert.equal(first.gateway.lines.find((line) => line.msg.includes('spooled'))?.spooled, 20);
+
+      keyService.down = false;
+      const second = await startGateway(5, spool.path, keyService.url);
+      const deadline = Date.now() + 15_000;
+      while (keyService.counted.size < 20 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      assert.equal(keyService.counted.size, 20, 'every spooled event delivered within 15 s of the start');
+      assert.equal(keyService.duplicates, 0);
+      second.gateway.child.kill('SIGTERM');
+      assert.equal((await second.gateway.exited).code, 0);
+      assert.deepEqual(await readdir(spool.path), [], 'nothing left to deliver twice');
+    } finally {
+      await spool.remove();
+    }
   });
 });

@@ -9,6 +9,7 @@ import type { RecordedExamples } from '../../src/openapi/recordedExamples.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
 import { PUBLIC_ROUTES } from '../../src/routes/publicRoutes.js';
 import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
+import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { createUsageBuffer } from '../../src/usage/createUsageBuffer.js';
 import { listen } from '../support/http.js';
 import { tempDir } from '../support/tempDir.js';
@@ -62,10 +63,11 @@ export async function recordExamples(): Promise<RecordedExamples> {
   const timeoutMs = 5000;
   const platform = createPlatformClient({ ...local.platform, timeoutMs });
   const keyService = createKeyServiceClient({ ...local.keyService, timeoutMs });
-  const usage = createUsageBuffer({ sink: keyService, logger, now });
+  const ledger = createUsageLedger();
+  const usage = createUsageBuffer({ sink: keyService, logger, now, ledger });
   const authenticator = createKeyAuthenticator({
     keyService,
-    pendingUsage: (organizationId) => usage.pending(organizationId),
+    ledger,
     now,
     logger,
   });

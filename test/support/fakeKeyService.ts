@@ -4,7 +4,7 @@ import { keyHashOf, type VerifyAnswerJson } from './keys.js';
 
 /**
  * A small key service on a free loopback port, speaking key-service.md: verify,
- * usage (idempotent by event id) and the event stream (with replay after
+ * usage (idempotent by event id; each new event moves its organization's `used`) and the event stream (with replay after
  * Last-Event-ID). For tests that need a real stream; nock covers single calls.
  */
 
@@ -32,6 +32,8 @@ export interface FakeKeyService {
   openStreams(): number;
   /** Cuts every open event stream. */
   dropStreams(): void;
+  /** Keeps every open event stream open but sends nothing more on it (a silent partition). */
+  stallStreams(): void;
   /** Makes GET /v1/events answer this status instead of a stream (null: stream again). */
   refuseStreams(status: number | null): void;
   close(): Promise<void>;
@@ -43,6 +45,7 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
   const usageEvents: Array<Record<string, unknown>> = [];
   const streamRequests: Array<{ lastEventId: string | undefined }> = [];
   const streams = new Set<ServerResponse>();
+  const stalled = new Set<ServerResponse>();
   const history: Array<{ id: number; text: string }> = [];
   let nextEventId = 1;
   let verifyCalls = 0;
@@ -82,10 +85,18 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
         usageIds.add(event.id);
         usageEvents.push(event);
         accepted += 1;
+        countUsage(event.organizationId);
       }
       return json(res, 200, { accepted, duplicates: events.length - accepted });
     }
     json(res, 404, { error: 'not_found' });
+  }
+
+  /** An accepted event moves the organization's `used`, as the real service's count does. */
+  function countUsage(organizationId: unknown): void {
+    for (const answer of answers.values()) {
+      if (answer.organization.id === organizationId) answer.organization.usage.used += 1;
+    }
   }
 
   function openStream(req: IncomingMessage, res: ServerResponse): void {
@@ -101,7 +112,10 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
     const after = lastEventId === undefined ? Number.POSITIVE_INFINITY : Number(lastEventId);
     for (const event of history) if (event.id > after) res.write(event.text);
     streams.add(res);
-    res.on('close', () => streams.delete(res));
+    res.on('close', () => {
+      streams.delete(res);
+      stalled.delete(res);
+    });
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -143,7 +157,12 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
     },
     openStreams: () => streams.size,
     dropStreams() {
-      for (const stream of streams) stream.destroy();
+      for (const stream of [...streams, ...stalled]) stream.destroy();
+      streams.clear();
+      stalled.clear();
+    },
+    stallStreams() {
+      for (const stream of streams) stalled.add(stream);
       streams.clear();
     },
     refuseStreams(status) {
@@ -151,7 +170,7 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
     },
     close: () =>
       new Promise<void>((resolve, reject) => {
-        for (const stream of streams) stream.destroy();
+        for (const stream of [...streams, ...stalled]) stream.destroy();
         server.closeAllConnections();
         server.close((err) => (err ? reject(err) : resolve()));
       }),

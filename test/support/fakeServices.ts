@@ -49,9 +49,6 @@ export function recordingUsage(): RecordedUsage {
     record(principal, route) {
       events.push({ organizationId: principal.organizationId, keyId: principal.keyId, route });
     },
-    pending(organizationId) {
-      return events.filter((e) => e.organizationId === organizationId).length;
-    },
     pendingTotal() {
       return events.length;
     },

@@ -1,9 +1,14 @@
 import assert from 'node:assert/strict';
+import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Principal } from '../../src/auth/principal.js';
 import { toApiError, UpstreamError } from '../../src/errors.js';
 import { createUsageBuffer } from '../../src/usage/createUsageBuffer.js';
 import type { UsageEvent, UsageSink } from '../../src/usage/usageEvent.js';
+import { createUsageLedger } from '../../src/usage/usageLedger.js';
+import { createUsageSpool } from '../../src/usage/usageSpool.js';
+import { tempDir } from '../support/tempDir.js';
 
 const ORG_A: Principal = { organizationId: 'org_a', keyId: 'key_a', keyPrefix: 'atl_aaaaaaaa' };
 const ORG_B: Principal = { organizationId: 'org_b', keyId: 'key_b', keyPrefix: 'atl_bbbbbbbb' };
@@ -44,9 +49,7 @@ describe('usage buffer', () => {
     const usage = createUsageBuffer({ sink, logger: silent, batchSize: 4, flushIntervalMs: 60_000, now: () => FIXED });
     for (let i = 0; i < 7; i++) usage.record(ORG_A, '/v1/api/keywords');
     for (let i = 0; i < 3; i++) usage.record(ORG_B, '/v1/api/rankings');
-    assert.equal(usage.pending('org_a'), 7);
-    assert.equal(usage.pending('org_b'), 3);
-    assert.equal(usage.pending('org_c'), 0);
+    assert.equal(usage.pendingTotal(), 10);
 
     await usage.close(2000);
     assert.deepEqual(
@@ -58,8 +61,7 @@ describe('usage buffer', () => {
     for (const event of events) assert.match(event.id, UUID);
     assert.deepEqual(events[0], { ...events[0], keyId: 'key_a', organizationId: 'org_a', route: '/v1/api/keywords', at: '2026-11-21T12:00:00.000Z' });
     assert.deepEqual(events[9], { ...events[9], keyId: 'key_b', organizationId: 'org_b', route: '/v1/api/rankings', at: '2026-11-21T12:00:00.000Z' });
-    assert.equal(usage.pending('org_a'), 0);
-    assert.equal(usage.pending('org_b'), 0);
+    assert.equal(usage.pendingTotal(), 0);
   });
 
   it('sends a full batch at once and a partial one after the flush interval', async () => {
@@ -69,10 +71,10 @@ describe('usage buffer', () => {
       for (let i = 0; i < 4; i++) usage.record(ORG_A, '/v1/api/keywords');
       await until(() => sink.calls.length === 1);
       assert.equal(sink.calls[0]?.length, 3);
-      assert.equal(usage.pending('org_a'), 1);
+      assert.equal(usage.pendingTotal(), 1);
       await until(() => sink.calls.length === 2);
       assert.equal(sink.calls[1]?.length, 1);
-      await until(() => usage.pending('org_a') === 0);
+      await until(() => usage.pendingTotal() === 0);
     } finally {
       await usage.close(1000);
     }
@@ -87,9 +89,9 @@ describe('usage buffer', () => {
       usage.record(ORG_A, '/v1/api/keywords');
       usage.record(ORG_B, '/v1/api/keywords');
       await until(() => sink.calls.length >= 3);
-      // Still owed while the service fails: the ceiling check keeps counting them.
-      assert.equal(usage.pending('org_a'), 2);
-      await until(() => usage.pending('org_a') === 0 && usage.pending('org_b') === 0);
+      // Still owed while the service fails.
+      assert.equal(usage.pendingTotal(), 3);
+      await until(() => usage.pendingTotal() === 0);
       assert.equal(sink.calls.length, 4);
       const ids = sink.calls.map((call) => call.map((e) => e.id).join(','));
       assert.equal(new Set(ids).size, 1, 'every attempt carried the same events');
@@ -108,7 +110,7 @@ describe('usage buffer', () => {
     await usage.close(1000);
     assert.equal(sink.calls.length, 2, 'the refused batch is not sent again');
     assert.equal(sink.counted.size, 2);
-    assert.equal(usage.pending('org_a'), 0);
+    assert.equal(usage.pendingTotal(), 0);
     assert.equal(errors.length, 1);
     assert.match(errors[0] ?? '', /"dropped":2/);
   });
@@ -120,7 +122,7 @@ describe('usage buffer', () => {
     await until(() => sink.calls.length === 0);
     await usage.close(2000);
     assert.equal(sink.counted.size, 5);
-    assert.equal(usage.pending('org_b'), 0);
+    assert.equal(usage.pendingTotal(), 0);
   });
 
   it('refuses further calls (a busy key service: 503) once maxPending events wait, and takes them again once sent', async () => {
@@ -153,13 +155,59 @@ describe('usage buffer', () => {
     const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
     const usage = createUsageBuffer({ sink, logger, flushIntervalMs: 60_000, retryBaseMs: 5 });
     for (let i = 0; i < 3; i++) usage.record(ORG_A, '/v1/api/keywords');
-    await usage.close(150);
+    await assert.rejects(usage.close(150), /usage events lost/); // a non-zero exit
     assert.ok(sink.calls.length >= 2, `${sink.calls.length} attempts`);
     assert.equal(sink.counted.size, 0);
     assert.match(lines.join(''), /"lost":3/);
     const callsAtClose = sink.calls.length;
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(sink.calls.length, callsAtClose, 'no retry after close');
+  });
+
+  describe('spool', () => {
+    let dir: Awaited<ReturnType<typeof tempDir>>;
+    beforeEach(async () => {
+      dir = await tempDir('usage-spool-');
+    });
+    afterEach(() => dir.remove());
+
+    it('spools what is undelivered at the deadline, and the next buffer on that folder delivers it exactly once', async () => {
+      const down = new ScriptedSink(Array.from({ length: 1000 }, () => new UpstreamError('key-service', 'unreachable', 'refused')));
+      const first = createUsageBuffer({ sink: down, logger: silent, flushIntervalMs: 60_000, retryBaseMs: 5, spool: createUsageSpool(dir.path) });
+      for (let i = 0; i < 5; i++) first.record(i < 3 ? ORG_A : ORG_B, '/v1/api/keywords');
+      await first.close(1100);
+      const sentBefore = new Set(down.calls.flat().map((event) => event.id));
+      assert.equal(sentBefore.size, 5);
+
+      const up = new ScriptedSink();
+      const ledger = createUsageLedger();
+      const next = createUsageBuffer({ sink: up, logger: silent, retryBaseMs: 5, ledger, spool: createUsageSpool(dir.path) });
+      assert.equal(await next.deliverSpooled(), 5);
+      // Until acknowledged, they count toward the ceiling here.
+      assert.equal(ledger.unseen('org_a', { surelyIncluded: 0, maybeIncluded: 0 }), 3);
+      await until(() => next.pendingTotal() === 0);
+      assert.deepEqual(new Set(up.counted.keys()), sentBefore, 'the same events, by id');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.deepEqual(await readdir(dir.path), [], 'the delivered spool file is gone');
+
+      const again = createUsageBuffer({ sink: up, logger: silent, spool: createUsageSpool(dir.path) });
+      assert.equal(await again.deliverSpooled(), 0, 'nothing is delivered twice');
+      await Promise.all([next.close(100), again.close(100)]);
+    });
+
+    it('says exactly how many are lost, and fails, when the spool folder cannot be written', async () => {
+      const down = new ScriptedSink(Array.from({ length: 1000 }, () => new UpstreamError('key-service', 'unreachable', 'refused')));
+      const lines: string[] = [];
+      const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
+      const blocked = join(dir.path, 'not-a-folder');
+      await writeFile(blocked, 'a file where the folder should be');
+      const usage = createUsageBuffer({ sink: down, logger, flushIntervalMs: 60_000, retryBaseMs: 5, spool: createUsageSpool(blocked) });
+      for (let i = 0; i < 4; i++) usage.record(ORG_A, '/v1/api/keywords');
+      await assert.rejects(usage.close(1050), /usage events lost/);
+      const lost = lines.filter((line) => line.includes('"lost"'));
+      assert.equal(lost.length, 1);
+      assert.match(lost[0] ?? '', /"lost":4/);
+    });
   });
 });
 
