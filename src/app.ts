@@ -1,10 +1,11 @@
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { AppState } from './appState.js';
-import { authenticateRequest } from './auth/authenticate.js';
 import { observeRequests } from './http/observeRequests.js';
 import { addOperationalRoutes } from './http/operationalRoutes.js';
 import { alwaysReady } from './http/readiness.js';
+import { refuseKeyInUrl } from './http/refuseKeyInUrl.js';
+import { requestCredentials } from './http/requestCredentials.js';
 import { unmatchedPaths } from './http/unmatchedPaths.js';
 import { takeFromLimit } from './limits/limitRequests.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
@@ -33,6 +34,7 @@ export function createApp(services: Services): Koa<AppState> {
 
   const metrics = services.metrics ?? createGatewayMetrics();
   app.use(observeRequests(services.logger, metrics));
+  app.use(refuseKeyInUrl());
 
   const router = new Router<AppState>();
   router.get('/healthz', (ctx) => {
@@ -49,7 +51,7 @@ export function createApp(services: Services): Koa<AppState> {
     const answer = handleRoute(route, { ...services, metrics });
     router.get(route.path, async (ctx) => {
       ctx.state.route = route.path;
-      const principal = await authenticateRequest(ctx, authenticator);
+      const principal = await authenticator.authenticate(requestCredentials(ctx));
       ctx.state.principal = principal;
       await takeFromLimit(ctx, limiter, principal, metrics.limiterDecision);
       usage.ensureRoom();

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { ApiError } from '../errors.js';
 import type { KeyEventStream, KeyServiceClient, KeyServiceEvent, Verification } from '../upstream/keyServiceClient.js';
-import { principalFor } from './accessDecision.js';
+import { principalFor } from './principalFor.js';
 import { authFailure } from './authFailures.js';
 import { presentedKeyText } from './credentials.js';
 import { isJwtShaped, toWellFormedKey } from './keyFormat.js';

@@ -6,7 +6,7 @@ export interface Principal {
   readonly keyPrefix: string;
 }
 
-/** The credentials a request presented, as raw header values and suspicious query names. */
+/** The credentials a request presented, as raw header values. */
 export interface PresentedCredentials {
   readonly authorization: string | undefined;
   /**
@@ -15,8 +15,6 @@ export interface PresentedCredentials {
    */
   readonly authorizationHeaders?: readonly string[];
   readonly apiKeyHeader: string | string[] | undefined;
-  /** Query parameter names that look like a key was put in the URL. */
-  readonly keyLikeQueryParameters: readonly string[];
 }
 
 /** Turns presented credentials into a principal, or throws ApiError (401/403/503). */

@@ -94,7 +94,7 @@ function controlledKeyService() {
 }
 
 function bearer(key: string): PresentedCredentials {
-  return { authorization: `Bearer ${key}`, apiKeyHeader: undefined, keyLikeQueryParameters: [] };
+  return { authorization: `Bearer ${key}`, apiKeyHeader: undefined };
 }
 
 const refusedWith = (status: number, reason: string) => (err: unknown) => {
@@ -151,20 +151,16 @@ describe('keyAuthenticator', () => {
     it('refuses a JWT-shaped bearer with 403 not_an_api_key', async () => {
       await assert.rejects(authenticator.authenticate(bearer(JWT)), refusedWith(403, 'not_an_api_key'));
       await assert.rejects(
-        authenticator.authenticate({ authorization: undefined, apiKeyHeader: JWT, keyLikeQueryParameters: [] }),
+        authenticator.authenticate({ authorization: undefined, apiKeyHeader: JWT }),
         refusedWith(403, 'not_an_api_key'),
       );
       assert.equal(service.calls, 0);
     });
 
-    it('refuses a missing key, a key in the URL and two different keys', async () => {
+    it('refuses a missing key and two different keys', async () => {
       await assert.rejects(
-        authenticator.authenticate({ authorization: undefined, apiKeyHeader: undefined, keyLikeQueryParameters: [] }),
+        authenticator.authenticate({ authorization: undefined, apiKeyHeader: undefined }),
         refusedWith(401, 'missing_key'),
-      );
-      await assert.rejects(
-        authenticator.authenticate({ ...bearer(KEY), keyLikeQueryParameters: ['token'] }),
-        refusedWith(401, 'key_in_query'),
       );
       await assert.rejects(
         authenticator.authenticate({ ...bearer(KEY), apiKeyHeader: KEY_B }),
@@ -389,7 +385,7 @@ describe('keyAuthenticator', () => {
       const requests = [
         authenticator.authenticate(bearer(KEY)),
         authenticator.authenticate(bearer(KEY)),
-        authenticator.authenticate({ authorization: undefined, apiKeyHeader: KEY, keyLikeQueryParameters: [] }),
+        authenticator.authenticate({ authorization: undefined, apiKeyHeader: KEY }),
         authenticator.authenticate(bearer(KEY_B)),
       ];
       release();
