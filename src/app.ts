@@ -6,6 +6,7 @@ import { addOperationalRoutes } from './http/operationalRoutes.js';
 import { alwaysReady } from './http/readiness.js';
 import { refuseKeyInUrl } from './http/refuseKeyInUrl.js';
 import { requestCredentials } from './http/requestCredentials.js';
+import { CALLER_VARY } from './http/securityHeaders.js';
 import { unmatchedPaths } from './http/unmatchedPaths.js';
 import { takeFromLimit } from './limits/limitRequests.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
@@ -51,6 +52,8 @@ export function createApp(services: Services): Koa<AppState> {
     const answer = handleRoute(route, { ...services, metrics });
     router.get(route.path, async (ctx) => {
       ctx.state.route = route.path;
+      // Every answer here, refusals included, depends on the key presented.
+      ctx.set('Vary', CALLER_VARY);
       const principal = await authenticator.authenticate(requestCredentials(ctx));
       ctx.state.principal = principal;
       await takeFromLimit(ctx, limiter, principal, metrics.limiterDecision);

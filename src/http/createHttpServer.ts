@@ -121,6 +121,8 @@ function envelopeOf(code: ErrorCode, requestId: string): Rejection {
       'Content-Type': 'application/json; charset=utf-8',
       'Content-Length': String(Buffer.byteLength(body)),
       'X-Request-Id': requestId,
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
       Connection: 'close',
     },
     body,

@@ -6,6 +6,7 @@ import { routeLabel } from '../metrics/routeLabel.js';
 import { logRequest } from './logRequests.js';
 import { assignRequestId } from './requestId.js';
 import { respondWithError } from './respondWithErrors.js';
+import { setSecurityHeaders } from './securityHeaders.js';
 
 /**
  * The outermost step, around everything else: give the request its id; turn any
@@ -22,6 +23,7 @@ export function observeRequests(logger: Logger, metrics: GatewayMetrics): Middle
     } catch (err: unknown) {
       respondWithError(ctx, err, logger);
     }
+    setSecurityHeaders(ctx.res, ctx.status);
     const ms = performance.now() - started;
     metrics.httpRequest(routeLabel(ctx), ctx.method, ctx.status, ms / 1000);
     logRequest(logger, ctx, ms);
