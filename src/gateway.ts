@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { createKeyAuthenticator } from './auth/keyAuthenticator.js';
-import { gateVerifications } from './auth/verificationGate.js';
+import { createVerificationGate } from './auth/verificationGate.js';
 import { createAnswerCache } from './cache/createAnswerCache.js';
 import type { Config, UpstreamTarget } from './config.js';
 import { createHttpServer } from './http/createHttpServer.js';
@@ -57,8 +57,9 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     onFlushFailed: metrics.usageFlushFailed,
   });
   metrics.observeUsagePending(() => usage.pendingTotal());
+  const verifications = createVerificationGate(keyService.verify);
   const authenticator = createKeyAuthenticator({
-    keyService: { verify: gateVerifications(keyService.verify), followEvents: keyService.followEvents },
+    keyService: { verify: (keyHash) => verifications.verify(keyHash), followEvents: keyService.followEvents },
     // The ceiling check adds this instance's calls not yet reported to the key service.
     pendingUsage: (organizationId) => usage.pending(organizationId),
     now,
