@@ -48,13 +48,14 @@ export function createApp(services: Services): Koa<AppState> {
   });
 
   const { authenticator, limiter, usage } = services;
+  const trustedProxyHops = services.trustedProxyHops ?? 0;
   const publicRoute = <P extends Record<string, string | number>>(route: PublicRoute<P>) => {
     const answer = handleRoute(route, { ...services, metrics });
     router.get(route.path, async (ctx) => {
       ctx.state.route = route.path;
       // Every answer here, refusals included, depends on the key presented.
       ctx.set('Vary', CALLER_VARY);
-      const principal = await authenticator.authenticate(requestCredentials(ctx));
+      const principal = await authenticator.authenticate(requestCredentials(ctx, trustedProxyHops));
       ctx.state.principal = principal;
       await takeFromLimit(ctx, limiter, principal, metrics.limiterDecision);
       usage.ensureRoom();

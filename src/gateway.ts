@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { createApp } from './app.js';
 import { createKeyAuthenticator } from './auth/keyAuthenticator.js';
+import { withFailedKeyBudget } from './auth/failedKeyBudget.js';
 import { createVerificationGate } from './auth/verificationGate.js';
 import { createAnswerCache } from './cache/createAnswerCache.js';
 import type { Config, UpstreamTarget } from './config.js';
@@ -58,17 +59,22 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   });
   metrics.observeUsagePending(() => usage.pendingTotal());
   const verifications = createVerificationGate(keyService.verify);
-  const authenticator = createKeyAuthenticator({
+  const keyAuthenticator = createKeyAuthenticator({
     keyService: { verify: (keyHash) => verifications.verify(keyHash), followEvents: keyService.followEvents },
     // The ceiling check adds this instance's calls not yet reported to the key service.
     pendingUsage: (organizationId) => usage.pending(organizationId),
     now,
     logger,
   });
-  authenticator.start();
+  keyAuthenticator.start();
+  const authenticator = withFailedKeyBudget(keyAuthenticator, {
+    perMinute: config.unknownKeysPerMinute,
+    hasSucceeded: verifications.hasSucceeded,
+    now,
+  });
   const limiter = await createRequestLimiter({ ...config.rateLimit, redisUrl: config.redisUrl, logger, now });
   metrics.observeLimiterAvailability(() => limiter.available());
-  const cache = createAnswerCache({ ttlSeconds: config.cacheTtlSeconds, now });
+  const cache = createAnswerCache({ ttlSeconds: config.cacheTtlSeconds, maxBytes: config.cacheMaxMb * 1024 * 1024, now });
 
   const readiness = createReadiness({
     platform: platformProbe(platform),
@@ -76,7 +82,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     ...(config.redisUrl ? { redis: () => limiter.available() } : {}),
   });
 
-  const app = createApp({ logger, now, authenticator, limiter, cache, usage, platform, metrics, readiness });
+  const { trustedProxyHops } = config;
+  const app = createApp({ logger, now, authenticator, limiter, cache, usage, platform, metrics, readiness, trustedProxyHops });
   const server = createHttpServer(app, { logger, metrics });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -85,7 +92,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       resolve();
     });
   }).catch(async (err: unknown) => {
-    await Promise.allSettled([usage.close(0), limiter.close(), authenticator.close(), local?.close()]);
+    await Promise.allSettled([usage.close(0), limiter.close(), keyAuthenticator.close(), local?.close()]);
     throw err;
   });
 
@@ -98,7 +105,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     closers: [
       (remainingMs) => usage.close(remainingMs),
       () => limiter.close(),
-      () => authenticator.close(),
+      () => keyAuthenticator.close(),
       async () => local?.close(),
     ],
   };

@@ -23,4 +23,6 @@ export interface Services {
   readonly metrics?: GatewayMetrics;
   /** Upstream probes for GET /readyz. Absent: always ready (tests). */
   readonly readiness?: Readiness;
+  /** Proxies in front of the gateway that append to X-Forwarded-For (TRUSTED_PROXY_HOPS). Absent: 0. */
+  readonly trustedProxyHops?: number;
 }

@@ -15,6 +15,8 @@ export interface PresentedCredentials {
    */
   readonly authorizationHeaders?: readonly string[];
   readonly apiKeyHeader: string | string[] | undefined;
+  /** The caller's address (socket, or as trusted proxies reported it); absent outside HTTP. */
+  readonly clientAddress?: string;
 }
 
 /** Turns presented credentials into a principal, or throws ApiError (401/403/503). */
