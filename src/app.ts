@@ -38,14 +38,13 @@ export function createApp(services: Services): Koa<AppState> {
   app.use(refuseKeyInUrl());
 
   const router = new Router<AppState>();
-  router.get('/healthz', (ctx) => {
-    ctx.body = { status: 'ok' };
-  });
-  // OpenAPI document, docs page, metrics, readiness: no key, answered before auth.
-  const operationalPaths = addOperationalRoutes(router, {
-    metrics,
-    readiness: services.readiness ?? alwaysReady(),
-  });
+  // OpenAPI document, docs page, and (unless on their own port) health, metrics, readiness:
+  // no key, answered before auth.
+  const operationalPaths = addOperationalRoutes(
+    router,
+    { metrics, readiness: services.readiness ?? alwaysReady() },
+    { describe: true, watch: !services.watchOnAdminPort },
+  );
 
   const { authenticator, limiter, usage } = services;
   const trustedProxyHops = services.trustedProxyHops ?? 0;
@@ -73,6 +72,23 @@ export function createApp(services: Services): Koa<AppState> {
   ];
 
   app.use(router.routes());
-  app.use(unmatchedPaths([...publicPaths, '/healthz', ...operationalPaths]));
+  app.use(unmatchedPaths([...publicPaths, ...operationalPaths]));
+  return app;
+}
+
+/** The admin listener's app (ADMIN_PORT): health, metrics and readiness, nothing else. */
+export function createAdminApp(services: Pick<Services, 'logger' | 'metrics' | 'readiness'>): Koa<AppState> {
+  const app = new Koa<AppState>();
+  app.silent = true;
+  const metrics = services.metrics ?? createGatewayMetrics();
+  app.use(observeRequests(services.logger, metrics));
+  const router = new Router<AppState>();
+  const paths = addOperationalRoutes(
+    router,
+    { metrics, readiness: services.readiness ?? alwaysReady() },
+    { describe: false, watch: true },
+  );
+  app.use(router.routes());
+  app.use(unmatchedPaths(paths));
   return app;
 }

@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
-import { createApp } from './app.js';
+import { createAdminApp, createApp } from './app.js';
 import { createKeyAuthenticator } from './auth/keyAuthenticator.js';
 import { withFailedKeyBudget } from './auth/failedKeyBudget.js';
 import { createVerificationGate } from './auth/verificationGate.js';
@@ -21,6 +21,8 @@ export interface RunningGateway {
   /** Where the gateway answers, e.g. http://127.0.0.1:3000. */
   readonly url: string;
   readonly server: Server;
+  /** Where health, metrics and readiness answer when ADMIN_PORT is set; null: on `url`. */
+  readonly adminUrl: string | null;
   /** The embedded platform and key service, when no upstreams are configured. */
   readonly local: LocalUpstreams | null;
   /**
@@ -83,23 +85,26 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   });
 
   const { trustedProxyHops } = config;
-  const app = createApp({ logger, now, authenticator, limiter, cache, usage, platform, metrics, readiness, trustedProxyHops });
-  const server = createHttpServer(app, { logger, metrics });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  }).catch(async (err: unknown) => {
-    await Promise.allSettled([usage.close(0), limiter.close(), keyAuthenticator.close(), local?.close()]);
+  const watchOnAdminPort = config.adminPort !== null;
+  const app = createApp({ logger, now, authenticator, limiter, cache, usage, platform, metrics, readiness, trustedProxyHops, watchOnAdminPort });
+  const server = createHttpServer(app, { logger, metrics, maxConnections: config.maxConnections });
+  const admin = watchOnAdminPort ? createHttpServer(createAdminApp({ logger, metrics, readiness }), { logger, metrics }) : null;
+  const closeAdmin = async () => {
+    admin?.closeAllConnections();
+    await new Promise<void>((resolve) => (admin?.listening ? admin.close(() => resolve()) : resolve()));
+  };
+  try {
+    await listenOn(server, config.port, config.host);
+    if (admin && config.adminPort !== null) await listenOn(admin, config.adminPort, config.host);
+  } catch (err: unknown) {
+    server.close();
+    await Promise.allSettled([closeAdmin(), usage.close(0), limiter.close(), keyAuthenticator.close(), local?.close()]);
     throw err;
-  });
+  }
 
-  const { port } = server.address() as AddressInfo;
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   return {
-    url: `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`,
+    url: urlOf(server, config.host),
+    adminUrl: admin ? urlOf(admin, config.host) : null,
     server,
     local,
     closers: [
@@ -107,6 +112,23 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       () => limiter.close(),
       () => keyAuthenticator.close(),
       async () => local?.close(),
+      closeAdmin, // last: readiness stays observable while the rest drains
     ],
   };
+}
+
+function listenOn(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function urlOf(server: Server, configuredHost: string): string {
+  const { port } = server.address() as AddressInfo;
+  const host = configuredHost.includes(':') ? `[${configuredHost}]` : configuredHost;
+  return `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${port}`;
 }

@@ -25,4 +25,6 @@ export interface Services {
   readonly readiness?: Readiness;
   /** Proxies in front of the gateway that append to X-Forwarded-For (TRUSTED_PROXY_HOPS). Absent: 0. */
   readonly trustedProxyHops?: number;
+  /** Health, metrics and readiness are served by the admin listener (ADMIN_PORT), not the public app. */
+  readonly watchOnAdminPort?: boolean;
 }

@@ -20,6 +20,8 @@ export interface HttpServerOptions {
   readonly keepAliveTimeoutMs?: number;
   /** How often Node checks the two timeouts above (its default, 30 s, would let them overrun). */
   readonly timeoutCheckIntervalMs?: number;
+  /** Open connections at most; Node closes any beyond at once, before reading a byte. */
+  readonly maxConnections?: number;
   readonly logger?: Logger;
   readonly metrics?: GatewayMetrics;
 }
@@ -71,6 +73,7 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
     },
   );
   server.keepAliveTimeout = settings.keepAliveTimeoutMs;
+  if (options.maxConnections !== undefined) server.maxConnections = options.maxConnections;
 
   server.on('clientError', (err: ClientError, socket: Duplex) => {
     // Nothing to answer on a dead socket, or mid-way through another response on it.
