@@ -152,7 +152,8 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       try {
         return principalFor(verification, key, now(), pendingUsage);
       } catch (err: unknown) {
-        if (err instanceof ApiError) logger.info({ keyPrefix: key.prefix, reason: err.reason }, 'key refused');
+        // Only keys the service knows: a flood of made-up keys must not write a line each here.
+        if (err instanceof ApiError && verification !== null) logger.info({ keyPrefix: key.prefix, reason: err.reason }, 'key refused');
         throw err;
       }
     },

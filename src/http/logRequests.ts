@@ -25,6 +25,7 @@ export function logRequest(logger: Logger, ctx: ParameterizedContext<AppState>, 
       durationMs: Math.round(durationMs * 100) / 100,
       organizationId: principal?.organizationId ?? null,
       keyPrefix: principal?.keyPrefix ?? null,
+      ...(ctx.state.refusal === undefined ? {} : { reason: ctx.state.refusal }),
     },
     'request',
   );

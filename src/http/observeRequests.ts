@@ -4,6 +4,7 @@ import type { AppState } from '../appState.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { routeLabel } from '../metrics/routeLabel.js';
 import { logRequest } from './logRequests.js';
+import { createRefusalLog } from './refusalLog.js';
 import { assignRequestId } from './requestId.js';
 import { respondWithError } from './respondWithErrors.js';
 import { setSecurityHeaders } from './securityHeaders.js';
@@ -14,7 +15,7 @@ import { setSecurityHeaders } from './securityHeaders.js';
  * write its log line. One middleware rather than four: each Koa layer costs an async
  * call per request, and these four always run together, in this order.
  */
-export function observeRequests(logger: Logger, metrics: GatewayMetrics): Middleware<AppState> {
+export function observeRequests(logger: Logger, metrics: GatewayMetrics, refusals = createRefusalLog(logger)): Middleware<AppState> {
   return async (ctx, next) => {
     const started = performance.now();
     assignRequestId(ctx);
@@ -26,6 +27,10 @@ export function observeRequests(logger: Logger, metrics: GatewayMetrics): Middle
     setSecurityHeaders(ctx.res, ctx.status);
     const ms = performance.now() - started;
     metrics.httpRequest(routeLabel(ctx), ctx.method, ctx.status, ms / 1000);
-    logRequest(logger, ctx, ms);
+    // A refused caller who never showed a valid key may be one of a flood: its line is rationed.
+    const refusal = ctx.state.refusal;
+    if (refusal === undefined || ctx.state.principal !== undefined || (ctx.status >= 500 && ctx.status !== 503) || refusals.admit(refusal)) {
+      logRequest(logger, ctx, ms);
+    }
   };
 }

@@ -82,7 +82,7 @@ describe('a key in the URL', () => {
     it(`is refused 401 key_in_query with the advice to rotate: ${form}`, async () => {
       const headerSets: Array<Record<string, string>> = [{}, { authorization: `Bearer ${HEADER_KEY}` }, { 'x-api-key': HEADER_KEY }];
       for (const headers of headerSets) {
-        written.length = 0;
+        const mark = written.length;
         verified.length = 0;
         const answer = await call(server.url, path, headers);
         assert.equal(answer.status, 401, `${form} with ${JSON.stringify(Object.keys(headers))}`);
@@ -90,14 +90,18 @@ describe('a key in the URL', () => {
         assert.equal(body.errors[0]?.reason, 'key_in_query');
         assert.match(body.errors[0]?.message ?? '', /rotate/);
         assert.deepEqual(verified, [], 'no key-service call for a burned key');
-        assert.ok(written.length > 0, 'the request was logged');
-        for (const line of written) {
+        // Refusals without a valid key are logged at a rationed rate: some of these lines are counted only.
+        for (const line of written.slice(mark)) {
           assert.doesNotMatch(line, /atl_[0-9a-z]{5}/i);
           assert.ok(!line.includes(KEY.slice(4, 20)), 'no fragment of the key');
         }
       }
     });
   }
+
+  it('logged the refusals with their reason, and no key text', () => {
+    assert.ok(written.some((line) => line.includes('"reason":"key_in_query"')));
+  });
 
   it('leaves ordinary targets alone', () => {
     for (const target of [
