@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { failureBody } from '../envelope.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
+import { createRefusalLog, type RefusalLog } from './refusalLog.js';
 import { isWellFormedRequestId } from './requestId.js';
 
 export interface HttpServerOptions {
@@ -51,6 +52,8 @@ interface ClientError extends Error {
 export function createHttpServer(app: { callback(): RequestListener }, options: HttpServerOptions = {}): Server {
   const settings = { ...HTTP_SERVER_DEFAULTS, ...withoutUndefined(options) };
   const handle = app.callback();
+  // Anyone can send unreadable requests as fast as the network carries them: lines are rationed.
+  const refusals = options.logger ? createRefusalLog(options.logger) : undefined;
   const server = createServer(
     {
       maxHeaderSize: settings.maxHeaderBytes,
@@ -66,7 +69,7 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
         const rejection = envelopeOf('URI_TOO_LONG', requestId);
         res.writeHead(rejection.status, rejection.headers);
         res.end(rejection.body);
-        reportRejection(options, requestId, req.method ?? 'unknown', rejection.status, 'uri_too_long');
+        reportRejection(options, refusals, requestId, req.method ?? 'unknown', rejection.status, 'uri_too_long');
         return;
       }
       handle(req, res);
@@ -84,7 +87,7 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
     const requestId = randomUUID();
     const rejection = envelopeOf(rejectionCode(err, settings.maxUrlBytes), requestId);
     socket.end(rawResponse(rejection));
-    reportRejection(options, requestId, 'unknown', rejection.status, err.code ?? 'parse_error');
+    reportRejection(options, refusals, requestId, 'unknown', rejection.status, err.code ?? 'parse_error');
   });
   return server;
 }
@@ -156,8 +159,15 @@ function hasResponseInFlight(socket: Duplex): boolean {
   return Boolean((socket as { _httpMessage?: unknown })._httpMessage);
 }
 
-function reportRejection(options: HttpServerOptions, requestId: string, method: string, status: number, reason: string): void {
-  options.logger?.warn({ requestId, method, route: null, status, reason }, 'request rejected by the HTTP server');
+function reportRejection(
+  options: HttpServerOptions,
+  refusals: RefusalLog | undefined,
+  requestId: string,
+  method: string,
+  status: number,
+  reason: string,
+): void {
+  if (refusals?.admit(reason)) options.logger?.warn({ requestId, method, route: null, status, reason }, 'request rejected by the HTTP server');
   options.metrics?.httpRequest('rejected', method, status, 0);
 }
 
