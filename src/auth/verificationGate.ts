@@ -43,9 +43,11 @@ export interface VerificationGate {
 
 /** Scheduled through bottleneck, the project's scheduler: priorities, a high water mark, and a drop strategy. */
 export function createVerificationGate(verify: Verify, options: VerificationGateOptions = {}): VerificationGate {
+  const maxConcurrent = options.maxConcurrent ?? 8;
+  const maxWaiting = options.maxWaiting ?? 64;
   const limiter = new Bottleneck({
-    maxConcurrent: options.maxConcurrent ?? 8,
-    highWater: options.maxWaiting ?? 64,
+    maxConcurrent,
+    highWater: maxWaiting,
     // Full: drop the oldest waiter of a lower priority than the newcomer, else the newcomer.
     strategy: Bottleneck.strategy.OVERFLOW_PRIORITY,
   });
@@ -54,13 +56,18 @@ export function createVerificationGate(verify: Verify, options: VerificationGate
   return {
     async verify(keyHash, lane) {
       const chosen = lane ?? (succeeded.has(keyHash) ? 'known' : 'unseen');
+      // bottleneck takes in submissions one at a time, in arrival order, before it sorts them
+      // by priority: a known key must not queue behind hundreds of unseen submissions that
+      // would only be dropped. The lowest lane is turned away while the queue is already full.
+      if (chosen === 'unseen') {
+        const { RECEIVED, QUEUED } = limiter.counts();
+        if ((RECEIVED ?? 0) + (QUEUED ?? 0) >= maxConcurrent + maxWaiting) throw busy();
+      }
       let verification: Verification | null;
       try {
         verification = await limiter.schedule({ priority: PRIORITY[chosen] }, () => verify(keyHash));
       } catch (err: unknown) {
-        if (err instanceof Bottleneck.BottleneckError) {
-          throw new UpstreamError('key-service', 'throttled', 'verify: too many verifications waiting');
-        }
+        if (err instanceof Bottleneck.BottleneckError) throw busy();
         throw err;
       }
       // A revoked key answers as an unknown one (principalFor): it has not succeeded.
@@ -70,4 +77,8 @@ export function createVerificationGate(verify: Verify, options: VerificationGate
     },
     hasSucceeded: (keyHash) => succeeded.has(keyHash),
   };
+}
+
+function busy(): UpstreamError {
+  return new UpstreamError('key-service', 'throttled', 'verify: too many verifications waiting');
 }

@@ -1,12 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { keyChecksum } from '../../src/auth/keyChecksum.js';
 import { createKey } from '../../src/local/keyManagementClient.js';
 import { LOCAL_OWNER_ID } from '../../src/local/seedAccounts.js';
 import { startLocalUpstreams } from '../../src/local/startLocalUpstreams.js';
@@ -28,7 +26,6 @@ const FLOOD_CONNECTIONS = 200;
 const FLOOD_SECONDS = 15;
 const POLL_MS = 250;
 const PATH = '/v1/api/keywords?site=acme.com&limit=5';
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 interface Answer {
   status: number;
@@ -85,19 +82,7 @@ async function runPhase(
   const rssTimer = setInterval(() => (rssMaxKb = Math.max(rssMaxKb, run.gateway.rssKb())), 200);
   const started = performance.now();
   const endsAt = started + FLOOD_SECONDS * 1000;
-  const floodStatuses = new Map<number, number>();
-  let floodSent = 0;
-
-  const floodClient = async (index: number) => {
-    for (let round = 0; performance.now() < endsAt; round += 1) {
-      const from = phase === 'one address' ? '198.51.100.7' : `10.${index % 250}.${(round >> 8) % 250}.${round % 250}`;
-      const answer = await ask(run.agent, run.gatewayUrl, madeUpKey(), from).catch(() => ({ status: 0, retryAfter: undefined, ms: 0 }));
-      floodSent += 1;
-      floodStatuses.set(answer.status, (floodStatuses.get(answer.status) ?? 0) + 1);
-    }
-  };
-  const flood = Array.from({ length: FLOOD_CONNECTIONS }, (_, i) => floodClient(i));
-
+  const flood = runFloodClients(run.gatewayUrl, phase === 'one address' ? 'one' : 'many');
   const legitAnswers: Record<string, Answer[]> = { ceiling: [], noCeiling: [] };
   const poll = async () => {
     while (performance.now() < endsAt) {
@@ -112,7 +97,8 @@ async function runPhase(
 
   // The never-used key, asked once the flood is under way, then again until it is served.
   await sleep(2000);
-  const freshFrom = phase === 'one address' ? '198.51.100.7' : '203.0.113.99';
+  // Not from the flooding address: there, a key never seen to succeed meets the spent budget.
+  const freshFrom = '203.0.113.99';
   const freshAsked = performance.now();
   const freshFirst = await ask(run.agent, run.gatewayUrl, run.freshKey, freshFrom);
   let freshFirst200Ms = freshFirst.status === 200 ? freshFirst.ms : undefined;
@@ -122,14 +108,15 @@ async function runPhase(
     if (again.status === 200) freshFirst200Ms = performance.now() - freshAsked;
   }
 
-  await Promise.all([...flood, polling]);
+  const [floodResult] = await Promise.all([flood, polling]);
   clearInterval(rssTimer);
   const seconds = (performance.now() - started) / 1000;
   const verifies = run.slowKeys.verifyCalls() - verifiesBefore;
   const logMb = (run.gateway.logBytes() - logBefore) / 1024 / 1024;
 
   console.log(`\nflood from ${phase}: ${FLOOD_CONNECTIONS} connections of made-up keys for ${FLOOD_SECONDS} s`);
-  console.log(`  flood requests ${floodSent} (${Math.round(floodSent / seconds)}/s), answers ${statusSummary(floodStatuses)}`);
+  const floodStatuses = new Map(Object.entries(floodResult.statuses).map(([status, count]) => [Number(status), count]));
+  console.log(`  flood requests ${floodResult.sent} (${Math.round(floodResult.sent / seconds)}/s), answers ${statusSummary(floodStatuses)}`);
   for (const [name, answers] of Object.entries(legitAnswers)) {
     const statuses = new Map<number, number>();
     for (const answer of answers) statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
@@ -152,12 +139,6 @@ function statusSummary(statuses: Map<number, number>): string {
     .join(' ');
 }
 
-/** A key anyone can make: the public form and checksum, random otherwise. */
-function madeUpKey(): string {
-  const random = [...randomBytes(32)].map((byte) => BASE62[byte % 62]).join('');
-  return `atl_${random}${keyChecksum(random)}`;
-}
-
 function ask(agent: Agent, gatewayUrl: string, key: string, forwardedFor: string): Promise<Answer> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
@@ -171,6 +152,19 @@ function ask(agent: Agent, gatewayUrl: string, key: string, forwardedFor: string
     req.on('error', reject);
     req.end();
   });
+}
+
+/** The anonymous clients, in their own process (floodClients.ts), for FLOOD_SECONDS. */
+async function runFloodClients(gatewayUrl: string, addresses: 'one' | 'many'): Promise<{ sent: number; statuses: Record<string, number> }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', fileURLToPath(new URL('./floodClients.ts', import.meta.url)), gatewayUrl, PATH, addresses, String(FLOOD_CONNECTIONS), String(FLOOD_SECONDS)],
+    { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  await waitForExit(child);
+  return JSON.parse(output) as { sent: number; statuses: Record<string, number> };
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
