@@ -34,7 +34,7 @@ export function createApp(services: Services): Koa<AppState> {
   app.silent = true; // failures are logged once, by observeRequests
 
   const metrics = services.metrics ?? createGatewayMetrics();
-  app.use(observeRequests(services.logger, metrics));
+  app.use(observeRequests(services.logger, metrics, services.refusalDelayMs));
   app.use(refuseKeyInUrl());
 
   const router = new Router<AppState>();

@@ -8,6 +8,7 @@ import { createVerificationGate } from './auth/verificationGate.js';
 import { createAnswerCache } from './cache/createAnswerCache.js';
 import type { Config, UpstreamTarget } from './config.js';
 import { createHttpServer } from './http/createHttpServer.js';
+import { REFUSAL_DELAY_MS } from './http/refusalDelay.js';
 import { createReadiness } from './http/readiness.js';
 import { keyServiceProbe, platformProbe } from './http/readinessProbes.js';
 import { createRequestLimiter } from './limits/createRequestLimiter.js';
@@ -86,7 +87,20 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
 
   const { trustedProxyHops } = config;
   const watchOnAdminPort = config.adminPort !== null;
-  const app = createApp({ logger, now, authenticator, limiter, cache, usage, platform, metrics, readiness, trustedProxyHops, watchOnAdminPort });
+  const app = createApp({
+    logger,
+    now,
+    authenticator,
+    limiter,
+    cache,
+    usage,
+    platform,
+    metrics,
+    readiness,
+    trustedProxyHops,
+    watchOnAdminPort,
+    refusalDelayMs: REFUSAL_DELAY_MS,
+  });
   const server = createHttpServer(app, { logger, metrics, maxConnections: config.maxConnections });
   const admin = watchOnAdminPort ? createHttpServer(createAdminApp({ logger, metrics, readiness }), { logger, metrics }) : null;
   const closeAdmin = async () => {

@@ -27,4 +27,6 @@ export interface Services {
   readonly trustedProxyHops?: number;
   /** Health, metrics and readiness are served by the admin listener (ADMIN_PORT), not the public app. */
   readonly watchOnAdminPort?: boolean;
+  /** How long refusals of callers without a valid key wait before they are sent. Absent: 0. */
+  readonly refusalDelayMs?: number;
 }

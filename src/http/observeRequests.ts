@@ -5,6 +5,7 @@ import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { routeLabel } from '../metrics/routeLabel.js';
 import { logRequest } from './logRequests.js';
 import { createRefusalLog } from './refusalLog.js';
+import { delayRefusal } from './refusalDelay.js';
 import { assignRequestId } from './requestId.js';
 import { respondWithError } from './respondWithErrors.js';
 import { setSecurityHeaders } from './securityHeaders.js';
@@ -15,7 +16,12 @@ import { setSecurityHeaders } from './securityHeaders.js';
  * write its log line. One middleware rather than four: each Koa layer costs an async
  * call per request, and these four always run together, in this order.
  */
-export function observeRequests(logger: Logger, metrics: GatewayMetrics, refusals = createRefusalLog(logger)): Middleware<AppState> {
+export function observeRequests(
+  logger: Logger,
+  metrics: GatewayMetrics,
+  refusalDelayMs = 0,
+  refusals = createRefusalLog(logger),
+): Middleware<AppState> {
   return async (ctx, next) => {
     const started = performance.now();
     assignRequestId(ctx);
@@ -23,6 +29,7 @@ export function observeRequests(logger: Logger, metrics: GatewayMetrics, refusal
       await next();
     } catch (err: unknown) {
       respondWithError(ctx, err, logger);
+      await delayRefusal(ctx, refusalDelayMs);
     }
     setSecurityHeaders(ctx.res, ctx.status);
     const ms = performance.now() - started;

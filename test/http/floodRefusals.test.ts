@@ -6,6 +6,7 @@ import { withFailedKeyBudget } from '../../src/auth/failedKeyBudget.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { createVerificationGate } from '../../src/auth/verificationGate.js';
 import { createAnswerCache } from '../../src/cache/createAnswerCache.js';
+import { REFUSAL_DELAY_MS } from '../../src/http/refusalDelay.js';
 import { createRefusalLog } from '../../src/http/refusalLog.js';
 import type { Verification } from '../../src/upstream/keyServiceClient.js';
 import { fakeServices } from '../support/fakeServices.js';
@@ -66,6 +67,7 @@ describe('a flood of made-up keys against the app, with a slow key service', () 
       logger,
       authenticator,
       trustedProxyHops: 1,
+      refusalDelayMs: REFUSAL_DELAY_MS,
       platform: stubPlatform(() => keywordsData()),
       cache: createAnswerCache({ ttlSeconds: 30 }),
     });
@@ -105,6 +107,7 @@ describe('a flood of made-up keys against the app, with a slow key service', () 
     const legitimate: number[] = [];
     for (let i = 0; i < 20; i += 1) {
       for (const key of [WITH_CEILING, WITHOUT_CEILING]) legitimate.push((await ask('/v1/api/keywords?site=a.example', key, '10.1.0.1')).status);
+      await new Promise((resolve) => setTimeout(resolve, 100)); // paying callers ask now and then, the flood without pause
     }
     const fresh = await ask('/v1/api/keywords?site=a.example', NEVER_USED, '10.2.0.1');
     flooding = false;
