@@ -54,8 +54,9 @@ const EnvSchema = z.object({
   TRUSTED_PROXY_HOPS: z.preprocess(emptyAsUndefined, integer('TRUSTED_PROXY_HOPS', 0, 0, 10)),
   // Enough for a person fixing a typo or a script trying its keys; far too few to search for keys.
   UNKNOWN_KEYS_PER_MINUTE: z.preprocess(emptyAsUndefined, integer('UNKNOWN_KEYS_PER_MINUTE', 30, 1, 100_000)),
-  // Bytes of cached answers. 32 keeps the process (heap overhead of strings included) under 200 MB RSS.
-  CACHE_MAX_MB: z.preprocess(emptyAsUndefined, integer('CACHE_MAX_MB', 32, 1, 4096)),
+  // Bytes of cached answers. The heap holds several times the budget (string form, garbage not yet
+  // collected), so 8 keeps the whole process, embedded local upstreams included, under 200 MB RSS.
+  CACHE_MAX_MB: z.preprocess(emptyAsUndefined, integer('CACHE_MAX_MB', 8, 1, 4096)),
   // Open connections at most; beyond, new ones are closed at once. Each idle one costs tens of KB.
   MAX_CONNECTIONS: z.preprocess(emptyAsUndefined, integer('MAX_CONNECTIONS', 2000, 10, 100_000)),
   // Unset: /metrics, /readyz and /healthz are served on PORT. Set: only there.

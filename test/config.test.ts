@@ -33,7 +33,7 @@ describe('config', () => {
       localDataDir: '.local',
       trustedProxyHops: 0,
       unknownKeysPerMinute: 30,
-      cacheMaxMb: 32,
+      cacheMaxMb: 8,
       maxConnections: 2000,
       adminPort: null,
     });
