@@ -24,8 +24,9 @@ export interface VerificationGateOptions {
   readonly maxConcurrent?: number;
   /**
    * Verifications waiting at most; past it the lowest lane's oldest waiter is dropped (503),
-   * or the newcomer when nobody waits in a lower lane. Default 64: at the key service's usual
-   * answer time a waiter is served well within a request's time, and no longer queue helps.
+   * or the newcomer when nobody waits in a lower lane. Default 16: two rounds of the open calls,
+   * so a waiter is served within a few of the key service's answer times; a longer queue would
+   * only hold made-up keys that bottleneck takes in one by one ahead of a known key.
    */
   readonly maxWaiting?: number;
   /** Key hashes remembered as having verified successfully. Default 10 000, one per active key. */
@@ -44,7 +45,7 @@ export interface VerificationGate {
 /** Scheduled through bottleneck, the project's scheduler: priorities, a high water mark, and a drop strategy. */
 export function createVerificationGate(verify: Verify, options: VerificationGateOptions = {}): VerificationGate {
   const maxConcurrent = options.maxConcurrent ?? 8;
-  const maxWaiting = options.maxWaiting ?? 64;
+  const maxWaiting = options.maxWaiting ?? 16;
   const limiter = new Bottleneck({
     maxConcurrent,
     highWater: maxWaiting,
