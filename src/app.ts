@@ -2,10 +2,12 @@ import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import Koa from 'koa';
 import type { AppState } from './appState.js';
-import { authenticateRequest } from './auth/authenticate.js';
 import { observeRequests } from './http/observeRequests.js';
 import { addOperationalRoutes } from './http/operationalRoutes.js';
 import { alwaysReady } from './http/readiness.js';
+import { refuseKeyInUrl } from './http/refuseKeyInUrl.js';
+import { requestCredentials } from './http/requestCredentials.js';
+import { CALLER_VARY } from './http/securityHeaders.js';
 import { methodNotAllowed, routeNotFound } from './http/unmatchedPaths.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { buildOpenApiDocument } from './openapi/buildOpenApiDocument.js';
@@ -32,27 +34,33 @@ export function createApp(services: Services): Koa<AppState> {
   app.silent = true; // failures are logged once, by observeRequests
 
   const metrics = services.metrics ?? createGatewayMetrics();
-  app.use(observeRequests(services.logger, metrics));
+  app.use(observeRequests(services.logger, metrics, services.refusalDelayMs));
+  app.use(refuseKeyInUrl());
 
   // Every method Node parses is known to the router, so an unknown path with any method
   // falls through to the 404 fallback and a known path with another method is a 405.
   const router = new Router<AppState>({ methods: [...METHODS] });
-  router.get('/healthz', (ctx) => {
-    ctx.body = { status: 'ok' };
-  });
-  // OpenAPI document, docs page, metrics, readiness: no key, answered before auth.
-  addOperationalRoutes(router, {
-    metrics,
-    readiness: services.readiness ?? alwaysReady(),
-    openApiJson: JSON.stringify(buildOpenApiDocument(PUBLIC_ROUTES, { publicBaseUrl: services.publicBaseUrl })),
-  });
+  // OpenAPI document, docs page, and (unless on their own port) health, metrics, readiness:
+  // no key, answered before auth.
+  addOperationalRoutes(
+    router,
+    {
+      metrics,
+      readiness: services.readiness ?? alwaysReady(),
+      openApiJson: JSON.stringify(buildOpenApiDocument(PUBLIC_ROUTES, { publicBaseUrl: services.publicBaseUrl })),
+    },
+    { describe: true, watch: !services.watchOnAdminPort },
+  );
 
   const { authenticator, limiter, usage } = services;
+  const trustedProxyHops = services.trustedProxyHops ?? 0;
   const publicRoute = (route: PublicRoute) => {
     const answer = handleRoute(route, { ...services, metrics });
     router.get(route.path, async (ctx) => {
       ctx.state.route = route.path;
-      const principal = await authenticateRequest(ctx, authenticator);
+      // Every answer here, refusals included, depends on the key presented.
+      ctx.set('Vary', CALLER_VARY);
+      const principal = await authenticator.authenticate(requestCredentials(ctx, trustedProxyHops));
       ctx.state.principal = principal;
       let counted = false;
       try {
@@ -72,6 +80,24 @@ export function createApp(services: Services): Koa<AppState> {
   };
   for (const route of PUBLIC_ROUTES) publicRoute(route);
 
+  app.use(routeNotFound());
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));
+  return app;
+}
+
+/** The admin listener's app (ADMIN_PORT): health, metrics and readiness, nothing else. */
+export function createAdminApp(services: Pick<Services, 'logger' | 'metrics' | 'readiness'>): Koa<AppState> {
+  const app = new Koa<AppState>();
+  app.silent = true;
+  const metrics = services.metrics ?? createGatewayMetrics();
+  app.use(observeRequests(services.logger, metrics));
+  const router = new Router<AppState>({ methods: [...METHODS] });
+  addOperationalRoutes(
+    router,
+    { metrics, readiness: services.readiness ?? alwaysReady(), openApiJson: '' },
+    { describe: false, watch: true },
+  );
   app.use(routeNotFound());
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));

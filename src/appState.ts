@@ -7,4 +7,6 @@ export interface AppState {
   route?: string;
   /** Set by authentication; absent on unauthenticated paths. */
   principal?: Principal;
+  /** The refusal's stable reason (or error code), for the log line; absent on success. */
+  refusal?: string;
 }

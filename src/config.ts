@@ -83,6 +83,17 @@ const EnvSchema = z.object({
     ),
   ),
   USAGE_SPOOL_DIR: z.preprocess(emptyAsUndefined, z.string().trim().optional()).transform((v) => v ?? '.usage-spool'),
+  // 0: callers connect directly. Behind a load balancer, the number of proxies that append to X-Forwarded-For.
+  TRUSTED_PROXY_HOPS: z.preprocess(emptyAsUndefined, integer('TRUSTED_PROXY_HOPS', 0, 0, 10)),
+  // Enough for a person fixing a typo or a script trying its keys; far too few to search for keys.
+  UNKNOWN_KEYS_PER_MINUTE: z.preprocess(emptyAsUndefined, integer('UNKNOWN_KEYS_PER_MINUTE', 30, 1, 100_000)),
+  // Bytes of cached answers. The heap holds several times the budget (string form, garbage not yet
+  // collected), so 8 keeps the whole process, embedded local upstreams included, under 200 MB RSS.
+  CACHE_MAX_MB: z.preprocess(emptyAsUndefined, integer('CACHE_MAX_MB', 8, 1, 4096)),
+  // Open connections at most; beyond, new ones are closed at once. Each idle one costs tens of KB.
+  MAX_CONNECTIONS: z.preprocess(emptyAsUndefined, integer('MAX_CONNECTIONS', 2000, 10, 100_000)),
+  // Unset: /metrics, /readyz and /healthz are served on PORT. Set: only there.
+  ADMIN_PORT: z.preprocess(emptyAsUndefined, integer('ADMIN_PORT', -1, 0, 65535)),
 });
 
 export interface UpstreamTarget {
@@ -118,6 +129,16 @@ export interface Config {
   readonly publicBaseUrl: string | null;
   /** Where usage events undelivered at shutdown are kept for the next instance (without Redis). */
   readonly usageSpoolDir: string;
+  /** Proxies in front of the gateway that append to X-Forwarded-For; 0 trusts only the socket. */
+  readonly trustedProxyHops: number;
+  /** Unknown keys one client address may present per minute before unseen keys get 429. */
+  readonly unknownKeysPerMinute: number;
+  /** Bytes of cached answers at most, in MiB. */
+  readonly cacheMaxMb: number;
+  /** Open connections on the public port at most. */
+  readonly maxConnections: number;
+  /** Where /metrics, /readyz and /healthz are served instead of the public port; null: on the public port. */
+  readonly adminPort: number | null;
 }
 
 export class ConfigError extends Error {
@@ -181,6 +202,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     localDataDir: e.LOCAL_DATA_DIR,
     publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, '') ?? null,
     usageSpoolDir: e.USAGE_SPOOL_DIR,
+    trustedProxyHops: e.TRUSTED_PROXY_HOPS,
+    unknownKeysPerMinute: e.UNKNOWN_KEYS_PER_MINUTE,
+    cacheMaxMb: e.CACHE_MAX_MB,
+    maxConnections: e.MAX_CONNECTIONS,
+    adminPort: e.ADMIN_PORT === -1 ? null : e.ADMIN_PORT,
   });
 }
 

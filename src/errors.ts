@@ -42,6 +42,7 @@ export const CODE_BY_REASON = Object.freeze({
   missing_permission: 'FORBIDDEN',
   plan_not_eligible: 'FORBIDDEN',
   usage_ceiling_reached: 'FORBIDDEN',
+  unknown_key_budget_spent: 'RATE_LIMITED',
   site_missing: 'BAD_REQUEST',
   site_repeated: 'BAD_REQUEST',
   site_too_long: 'BAD_REQUEST',

@@ -1,12 +1,14 @@
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
-import { createApp } from './app.js';
+import { createAdminApp, createApp } from './app.js';
 import { createKeyAuthenticator } from './auth/keyAuthenticator.js';
-import { gateVerifications } from './auth/verificationGate.js';
+import { withFailedKeyBudget } from './auth/failedKeyBudget.js';
+import { createVerificationGate } from './auth/verificationGate.js';
 import { createAnswerCache } from './cache/createAnswerCache.js';
 import type { Config, UpstreamTarget } from './config.js';
 import { createHttpServer } from './http/createHttpServer.js';
 import { listenOn } from './http/listenOn.js';
+import { REFUSAL_DELAY_MS } from './http/refusalDelay.js';
 import { createReadiness } from './http/readiness.js';
 import { keyServiceProbe, platformProbe } from './http/readinessProbes.js';
 import { createLocalRequestLimiter } from './limits/localRequestLimiter.js';
@@ -23,6 +25,8 @@ export interface RunningGateway {
   /** Where the gateway answers, e.g. http://127.0.0.1:3000. */
   readonly url: string;
   readonly server: Server;
+  /** Where health, metrics and readiness answer when ADMIN_PORT is set; null: on `url`. */
+  readonly adminUrl: string | null;
   /** The embedded platform and key service, when no upstreams are configured. */
   readonly local: LocalUpstreams | null;
   /**
@@ -63,14 +67,20 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     onFlushFailed: metrics.usageFlushFailed,
   });
   metrics.observeUsagePending(() => usage.pendingTotal());
-  const authenticator = createKeyAuthenticator({
-    keyService: { verify: gateVerifications(keyService.verify), followEvents: keyService.followEvents },
+  const verifications = createVerificationGate(keyService.verify);
+  const keyAuthenticator = createKeyAuthenticator({
+    keyService: { verify: (keyHash, lane) => verifications.verify(keyHash, lane), followEvents: keyService.followEvents },
     // The ceiling check adds this instance's calls the key service's `used` does not include yet.
     ledger,
     now,
     logger,
   });
-  authenticator.start();
+  keyAuthenticator.start();
+  const authenticator = withFailedKeyBudget(keyAuthenticator, {
+    perMinute: config.unknownKeysPerMinute,
+    hasSucceeded: verifications.hasSucceeded,
+    now,
+  });
   // ioredis is loaded only when there is a Redis to talk to: it costs memory a local gateway never needs.
   const redisModule = config.redis ? await import('./redis/connectRedis.js') : null;
   const redis = config.redis && redisModule ? redisModule.connectRedis(config.redis, logger) : null;
@@ -83,7 +93,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   // What an earlier instance could not deliver goes out with this one's first batch.
   usage.deliverSpooled().catch((err: unknown) => logger.error({ err }, 'usage spool could not be read'));
   metrics.observeLimiterAvailability(() => limiter.available());
-  const cache = createAnswerCache({ ttlSeconds: config.cacheTtlSeconds, now });
+  const cache = createAnswerCache({ ttlSeconds: config.cacheTtlSeconds, maxBytes: config.cacheMaxMb * 1024 * 1024, now });
 
   const readiness = createReadiness({
     platform: platformProbe(platform),
@@ -91,6 +101,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     ...(redis ? { redis: () => limiter.available() } : {}),
   });
 
+  const { trustedProxyHops } = config;
+  const watchOnAdminPort = config.adminPort !== null;
   const app = createApp({
     logger,
     now,
@@ -102,24 +114,42 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     metrics,
     readiness,
     ...(config.publicBaseUrl === null ? {} : { publicBaseUrl: config.publicBaseUrl }),
+    trustedProxyHops,
+    watchOnAdminPort,
+    refusalDelayMs: REFUSAL_DELAY_MS,
   });
-  const server = createHttpServer(app, { logger, metrics });
-  const url = await listenOn(server, config.host, config.port).catch(async (err: unknown) => {
-    await Promise.allSettled([usage.close(0), limiter.close(), authenticator.close(), local?.close()]);
+  const server = createHttpServer(app, { logger, metrics, maxConnections: config.maxConnections });
+  const admin = watchOnAdminPort ? createHttpServer(createAdminApp({ logger, metrics, readiness }), { logger, metrics }) : null;
+  const closeAdmin = async () => {
+    admin?.closeAllConnections();
+    await new Promise<void>((resolve) => (admin?.listening ? admin.close(() => resolve()) : resolve()));
+  };
+  let url: string;
+  let adminUrl: string | null = null;
+  try {
+    url = await listenOn(server, config.host, config.port);
+    if (admin && config.adminPort !== null) adminUrl = await listenOn(admin, config.host, config.adminPort);
+  } catch (err: unknown) {
+    server.close();
+    await Promise.allSettled([closeAdmin(), usage.close(0), limiter.close(), keyAuthenticator.close(), local?.close()]);
     await closeRedis();
     throw err;
-  });
+  }
 
   return {
     url,
+    adminUrl,
     server,
     local,
     closers: [
       (remainingMs) => usage.close(remainingMs),
       () => limiter.close(),
       closeRedis,
-      () => authenticator.close(),
+      () => keyAuthenticator.close(),
       async () => local?.close(),
+      closeAdmin, // last: readiness stays observable while the rest drains
     ],
   };
 }
+
+

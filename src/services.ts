@@ -25,4 +25,10 @@ export interface Services {
   readonly readiness?: Readiness;
   /** The public URL of this gateway for the OpenAPI document's `servers` (PUBLIC_BASE_URL). Absent: `/`. */
   readonly publicBaseUrl?: string;
+  /** Proxies in front of the gateway that append to X-Forwarded-For (TRUSTED_PROXY_HOPS). Absent: 0. */
+  readonly trustedProxyHops?: number;
+  /** Health, metrics and readiness are served by the admin listener (ADMIN_PORT), not the public app. */
+  readonly watchOnAdminPort?: boolean;
+  /** How long refusals of callers without a valid key wait before they are sent. Absent: 0. */
+  readonly refusalDelayMs?: number;
 }

@@ -33,6 +33,11 @@ describe('config', () => {
       localDataDir: '.local',
       publicBaseUrl: null,
       usageSpoolDir: '.usage-spool',
+      trustedProxyHops: 0,
+      unknownKeysPerMinute: 30,
+      cacheMaxMb: 8,
+      maxConnections: 2000,
+      adminPort: null,
     });
     assert.ok(Object.isFrozen(config));
   });
@@ -125,6 +130,18 @@ describe('config', () => {
     assert.match(text, /CACHE_TTL_SECONDS: CACHE_TTL_SECONDS must be a whole number/);
     assert.match(text, /PLATFORM_GRAPHQL_URL: PLATFORM_GRAPHQL_URL must use http or https/);
     assert.equal(problems.length, 7);
+  });
+
+  it('bounds the flood settings', () => {
+    const config = loadConfig({ TRUSTED_PROXY_HOPS: '1', UNKNOWN_KEYS_PER_MINUTE: '5', CACHE_MAX_MB: '8', MAX_CONNECTIONS: '100', ADMIN_PORT: '9091' });
+    assert.deepEqual(
+      [config.trustedProxyHops, config.unknownKeysPerMinute, config.cacheMaxMb, config.maxConnections, config.adminPort],
+      [1, 5, 8, 100, 9091],
+    );
+    const text = problemsOf({ TRUSTED_PROXY_HOPS: '11', UNKNOWN_KEYS_PER_MINUTE: '0', CACHE_MAX_MB: '0', MAX_CONNECTIONS: '5', ADMIN_PORT: '70000' }).join('\n');
+    for (const name of ['TRUSTED_PROXY_HOPS', 'UNKNOWN_KEYS_PER_MINUTE', 'CACHE_MAX_MB', 'MAX_CONNECTIONS', 'ADMIN_PORT']) {
+      assert.match(text, new RegExp(`${name}: ${name} must be`));
+    }
   });
 
   it('keeps the upstream timeout below the platform cut-off of 10 s', () => {

@@ -16,7 +16,8 @@ export type AuthFailureReason =
   | 'not_an_api_key'
   | 'missing_permission'
   | 'plan_not_eligible'
-  | 'usage_ceiling_reached';
+  | 'usage_ceiling_reached'
+  | 'unknown_key_budget_spent';
 
 const MESSAGES: Readonly<Record<AuthFailureReason, string>> = {
   missing_key: 'An API key is required. Send it as "Authorization: Bearer <key>" or "X-API-Key: <key>".',
@@ -32,6 +33,8 @@ const MESSAGES: Readonly<Record<AuthFailureReason, string>> = {
   missing_permission: 'The API key lacks the read permission.',
   plan_not_eligible: "The organization's plan does not include API access. The Pro plan or higher is required.",
   usage_ceiling_reached: "The organization's usage ceiling for this period has been reached.",
+  unknown_key_budget_spent:
+    'Too many unknown API keys were presented from this address. Retry later with a valid key.',
 };
 
 const FORBIDDEN_REASONS: ReadonlySet<AuthFailureReason> = new Set([
@@ -41,8 +44,15 @@ const FORBIDDEN_REASONS: ReadonlySet<AuthFailureReason> = new Set([
   'usage_ceiling_reached',
 ]);
 
-/** The refusal for a reason: 403 for a known caller who may not pass, else 401 with a Bearer challenge. */
-export function authFailure(reason: AuthFailureReason): ApiError {
+/**
+ * The refusal for a reason: 429 once an address spent its budget of unknown keys (retry
+ * after the given seconds), 403 for a known caller who may not pass, else 401 with a
+ * Bearer challenge.
+ */
+export function authFailure(reason: AuthFailureReason, retryAfterSeconds?: number): ApiError {
+  if (reason === 'unknown_key_budget_spent') {
+    return new ApiError('RATE_LIMITED', MESSAGES[reason], { reason, headers: { 'Retry-After': String(retryAfterSeconds ?? 1) } });
+  }
   if (FORBIDDEN_REASONS.has(reason)) return new ApiError('FORBIDDEN', MESSAGES[reason], { reason });
   return new ApiError('UNAUTHORIZED', MESSAGES[reason], { reason, headers: { 'WWW-Authenticate': 'Bearer' } });
 }

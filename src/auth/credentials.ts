@@ -3,15 +3,11 @@ import type { PresentedCredentials } from './principal.js';
 
 /**
  * The one key a request presents, from `Authorization: Bearer <key>` (scheme in any
- * case) or `X-API-Key: <key>`. Throws the 401 for a key in the URL, no key, an
+ * case) or `X-API-Key: <key>`. Throws the 401 for no key, an
  * unsupported scheme, an empty bearer, or more than one different key.
  * The returned text is not yet known to be a key.
  */
 export function presentedKeyText(credentials: PresentedCredentials): string {
-  // A key in a URL has been written to proxies' and browsers' logs: refuse it even when a
-  // header also carries a key, so the caller learns to stop and to rotate it.
-  if (credentials.keyLikeQueryParameters.length > 0) throw authFailure('key_in_query');
-
   let only: string | undefined;
   for (const token of [...bearerTokens(credentials), ...apiKeyHeaderValues(credentials.apiKeyHeader)]) {
     if (only === undefined) only = token;

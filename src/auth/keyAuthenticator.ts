@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { ApiError } from '../errors.js';
 import type { KeyEventStream, KeyServiceClient, KeyServiceEvent, Verification } from '../upstream/keyServiceClient.js';
 import type { UsageLedger } from '../usage/usageLedger.js';
-import { isCeilingReached, principalFor } from './accessDecision.js';
+import { isCeilingReached, principalFor } from './principalFor.js';
 import { authFailure } from './authFailures.js';
 import { presentedKeyText } from './credentials.js';
 import { isJwtShaped, toWellFormedKey } from './keyFormat.js';
@@ -53,7 +53,8 @@ export interface KeyAuthenticatorCacheOptions {
 }
 
 export interface KeyAuthenticatorOptions {
-  keyService: Pick<KeyServiceClient, 'verify' | 'followEvents'>;
+  /** `refresh`: a background re-verification of a cached key, scheduled behind the callers waiting for one. */
+  keyService: Pick<KeyServiceClient, 'followEvents'> & { verify(keyHash: string, lane?: 'refresh'): Promise<Verification | null> };
   /** This instance's calls per organization, shared with the usage buffer. */
   ledger: UsageLedger;
   now: () => Date;
@@ -144,13 +145,13 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     return age <= settings.usageFreshnessMs ? 'fresh' : 'stale';
   }
 
-  async function verifyAndRemember(keyHash: string): Promise<Answer | null> {
+  async function verifyAndRemember(keyHash: string, lane?: 'refresh'): Promise<Answer | null> {
     const generation = cache.generation();
     const cacheable = following();
     const window = ledger.openSnapshot();
     let verification: Verification | null;
     try {
-      verification = await keyService.verify(keyHash);
+      verification = await keyService.verify(keyHash, lane);
     } catch (err: unknown) {
       window.discard();
       throw err;
@@ -167,10 +168,10 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     return answer;
   }
 
-  function shared(asking: Map<string, Promise<Answer | null>>, keyHash: string): Promise<Answer | null> {
+  function shared(asking: Map<string, Promise<Answer | null>>, keyHash: string, lane?: 'refresh'): Promise<Answer | null> {
     const pending = asking.get(keyHash);
     if (pending) return pending;
-    const asked = verifyAndRemember(keyHash).finally(() => {
+    const asked = verifyAndRemember(keyHash, lane).finally(() => {
       if (asking.get(keyHash) === asked) asking.delete(keyHash);
     });
     asking.set(keyHash, asked);
@@ -182,7 +183,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     const use = cached ? usability(cached) : 'unusable';
     if (cached && use === 'fresh') return Promise.resolve(cached);
     if (cached && use === 'stale') {
-      shared(inFlight, keyHash).catch((err: unknown) => logger.warn({ err }, 'background verification failed'));
+      shared(inFlight, keyHash, 'refresh').catch((err: unknown) => logger.warn({ err }, 'background verification failed'));
       return Promise.resolve(cached);
     }
     if (cache.isUnknown(keyHash)) return Promise.resolve(null);
@@ -223,7 +224,8 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
         const near = ceiling !== null && ceiling - used - unseen <= settings.nearCeilingMargin;
         return { ...principal, admission: ledger.admit(organizationId, near) };
       } catch (err: unknown) {
-        if (err instanceof ApiError) logger.info({ keyPrefix: key.prefix, reason: err.reason }, 'key refused');
+        // Only keys the service knows: a flood of made-up keys must not write a line each here.
+        if (err instanceof ApiError && answer !== null) logger.info({ keyPrefix: key.prefix, reason: err.reason }, 'key refused');
         throw err;
       }
     },

@@ -44,8 +44,3 @@ export function keyHashOf(key: string): string {
 export function isJwtShaped(text: string): boolean {
   return JWT_FORM.test(text);
 }
-
-/** Whether a string contains something with the form of a key (used to spot keys pasted into URLs). */
-export function containsKeyLikeText(text: string): boolean {
-  return /atl_[0-9A-Za-z]{38}/.test(text);
-}

@@ -10,7 +10,7 @@ export interface Principal {
   readonly admission?: Admission;
 }
 
-/** The credentials a request presented, as raw header values and suspicious query names. */
+/** The credentials a request presented, as raw header values. */
 export interface PresentedCredentials {
   readonly authorization: string | undefined;
   /**
@@ -19,8 +19,8 @@ export interface PresentedCredentials {
    */
   readonly authorizationHeaders?: readonly string[];
   readonly apiKeyHeader: string | string[] | undefined;
-  /** Query parameter names that look like a key was put in the URL. */
-  readonly keyLikeQueryParameters: readonly string[];
+  /** The caller's address (socket, or as trusted proxies reported it); absent outside HTTP. */
+  readonly clientAddress?: string;
 }
 
 /** Turns presented credentials into a principal, or throws ApiError (401/403/503). */

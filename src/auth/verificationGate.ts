@@ -1,53 +1,85 @@
+import Bottleneck from 'bottleneck';
+import { LRUCache } from 'lru-cache';
 import { UpstreamError } from '../errors.js';
 import type { Verification } from '../upstream/keyServiceClient.js';
 
+/**
+ * Who waits for the key service, in which order. A key's form and checksum are public
+ * (key-service.md), so anyone can make keys that pass them, and each new one costs a
+ * verify call. Paying callers must never queue behind such keys: a re-verification of a
+ * key this instance has seen succeed goes first, a background refresh of one next, a
+ * hash never seen to succeed last.
+ */
+export type VerificationLane = 'known' | 'refresh' | 'unseen';
+
+/** bottleneck priorities: 0 runs first, 9 last. Gaps leave room for lanes to come. */
+const PRIORITY: Readonly<Record<VerificationLane, number>> = { known: 1, refresh: 4, unseen: 8 };
+
 export interface VerificationGateOptions {
-  /** Verify calls one instance has open at the key service at most. Default 8. */
+  /**
+   * Verify calls one instance has open at the key service at most. Default 8: enough to
+   * keep up with re-verifications of every organization with a ceiling (one per 5 s each),
+   * few enough that a flood of made-up keys costs the service at most this many calls at once.
+   */
   readonly maxConcurrent?: number;
-  /** Verifications waiting for a free call at most; beyond, a request gets 503 at once. Default 64. */
+  /**
+   * Verifications waiting at most; past it the lowest lane's oldest waiter is dropped (503),
+   * or the newcomer when nobody waits in a lower lane. Default 16: two rounds of the open calls,
+   * so a waiter is served within a few of the key service's answer times; a longer queue would
+   * only hold made-up keys that bottleneck takes in one by one ahead of a known key.
+   */
   readonly maxWaiting?: number;
+  /** Key hashes remembered as having verified successfully. Default 10 000, one per active key. */
+  readonly knownMax?: number;
 }
 
 export type Verify = (keyHash: string) => Promise<Verification | null>;
 
-/**
- * Bounds the calls an instance makes to the key service's verify. A key's form and
- * checksum are public (key-service.md), so anyone can make keys that pass them: each
- * new one, unknown to the caches, costs a verify call. Without a bound a flood of such
- * keys would be passed on to the key service one for one, and the service that every
- * request needs would fall over for everyone. With it, at most `maxConcurrent` calls
- * are open per instance and `maxWaiting` more wait, first come first served; further
- * new keys are refused with 503 (the key service is busy) without a call. Keys already
- * verified are served from the cache and never meet this gate.
- *
- * A counter and a queue rather than a bottleneck limiter: bottleneck's local datastore
- * waits timer turns for every job (measured: ~5 ms per verification, ~350 a second at
- * most), and while the event stream is down every request is verified.
- */
-export function gateVerifications(verify: Verify, options: VerificationGateOptions = {}): Verify {
+export interface VerificationGate {
+  /** Verifies through the lanes: `known` for hashes seen to succeed, else `unseen`, unless told. */
+  verify(keyHash: string, lane?: VerificationLane): Promise<Verification | null>;
+  /** Whether this instance has seen the hash verify successfully (bounded memory, least recent forgotten). */
+  hasSucceeded(keyHash: string): boolean;
+}
+
+/** Scheduled through bottleneck, the project's scheduler: priorities, a high water mark, and a drop strategy. */
+export function createVerificationGate(verify: Verify, options: VerificationGateOptions = {}): VerificationGate {
   const maxConcurrent = options.maxConcurrent ?? 8;
-  const maxWaiting = options.maxWaiting ?? 64;
-  let open = 0;
-  const waiting: Array<() => void> = [];
+  const maxWaiting = options.maxWaiting ?? 16;
+  const limiter = new Bottleneck({
+    maxConcurrent,
+    highWater: maxWaiting,
+    // Full: drop the oldest waiter of a lower priority than the newcomer, else the newcomer.
+    strategy: Bottleneck.strategy.OVERFLOW_PRIORITY,
+  });
+  const succeeded = new LRUCache<string, true>({ max: options.knownMax ?? 10_000 });
 
-  const release = (): void => {
-    const next = waiting.shift();
-    if (next) next(); // the freed call passes straight to the next in line
-    else open -= 1;
+  return {
+    async verify(keyHash, lane) {
+      const chosen = lane ?? (succeeded.has(keyHash) ? 'known' : 'unseen');
+      // bottleneck takes in submissions one at a time, in arrival order, before it sorts them
+      // by priority: a known key must not queue behind hundreds of unseen submissions that
+      // would only be dropped. The lowest lane is turned away while the queue is already full.
+      if (chosen === 'unseen') {
+        const { RECEIVED, QUEUED } = limiter.counts();
+        if ((RECEIVED ?? 0) + (QUEUED ?? 0) >= maxConcurrent + maxWaiting) throw busy();
+      }
+      let verification: Verification | null;
+      try {
+        verification = await limiter.schedule({ priority: PRIORITY[chosen] }, () => verify(keyHash));
+      } catch (err: unknown) {
+        if (err instanceof Bottleneck.BottleneckError) throw busy();
+        throw err;
+      }
+      // A revoked key answers as an unknown one (principalFor): it has not succeeded.
+      if (verification === null || verification.key.revokedAt !== null) succeeded.delete(keyHash);
+      else succeeded.set(keyHash, true);
+      return verification;
+    },
+    hasSucceeded: (keyHash) => succeeded.has(keyHash),
   };
+}
 
-  return async (keyHash) => {
-    if (open < maxConcurrent) {
-      open += 1;
-    } else if (waiting.length < maxWaiting) {
-      await new Promise<void>((resolve) => waiting.push(resolve));
-    } else {
-      throw new UpstreamError('key-service', 'throttled', 'verify: too many verifications waiting');
-    }
-    try {
-      return await verify(keyHash);
-    } finally {
-      release();
-    }
-  };
+function busy(): UpstreamError {
+  return new UpstreamError('key-service', 'throttled', 'verify: too many verifications waiting');
 }

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { failureBody } from '../envelope.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
+import { createRefusalLog, type RefusalLog } from './refusalLog.js';
 import { isWellFormedRequestId } from './requestId.js';
 
 export interface HttpServerOptions {
@@ -20,6 +21,8 @@ export interface HttpServerOptions {
   readonly keepAliveTimeoutMs?: number;
   /** How often Node checks the two timeouts above (its default, 30 s, would let them overrun). */
   readonly timeoutCheckIntervalMs?: number;
+  /** Open connections at most; Node closes any beyond at once, before reading a byte. */
+  readonly maxConnections?: number;
   readonly logger?: Logger;
   readonly metrics?: GatewayMetrics;
 }
@@ -49,6 +52,8 @@ interface ClientError extends Error {
 export function createHttpServer(app: { callback(): RequestListener }, options: HttpServerOptions = {}): Server {
   const settings = { ...HTTP_SERVER_DEFAULTS, ...withoutUndefined(options) };
   const handle = app.callback();
+  // Anyone can send unreadable requests as fast as the network carries them: lines are rationed.
+  const refusals = options.logger ? createRefusalLog(options.logger) : undefined;
   const server = createServer(
     {
       maxHeaderSize: settings.maxHeaderBytes,
@@ -64,13 +69,14 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
         const rejection = envelopeOf('URI_TOO_LONG', requestId);
         res.writeHead(rejection.status, rejection.headers);
         res.end(rejection.body);
-        reportRejection(options, requestId, req.method ?? 'unknown', rejection.status, 'uri_too_long');
+        reportRejection(options, refusals, requestId, req.method ?? 'unknown', rejection.status, 'uri_too_long');
         return;
       }
       handle(req, res);
     },
   );
   server.keepAliveTimeout = settings.keepAliveTimeoutMs;
+  if (options.maxConnections !== undefined) server.maxConnections = options.maxConnections;
 
   server.on('clientError', (err: ClientError, socket: Duplex) => {
     // Nothing to answer on a dead socket, or mid-way through another response on it.
@@ -81,7 +87,7 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
     const requestId = randomUUID();
     const rejection = envelopeOf(rejectionCode(err, settings.maxUrlBytes), requestId);
     socket.end(rawResponse(rejection));
-    reportRejection(options, requestId, 'unknown', rejection.status, err.code ?? 'parse_error');
+    reportRejection(options, refusals, requestId, 'unknown', rejection.status, err.code ?? 'parse_error');
   });
   return server;
 }
@@ -121,6 +127,8 @@ function envelopeOf(code: ErrorCode, requestId: string): Rejection {
       'Content-Type': 'application/json; charset=utf-8',
       'Content-Length': String(Buffer.byteLength(body)),
       'X-Request-Id': requestId,
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
       Connection: 'close',
     },
     body,
@@ -151,8 +159,15 @@ function hasResponseInFlight(socket: Duplex): boolean {
   return Boolean((socket as { _httpMessage?: unknown })._httpMessage);
 }
 
-function reportRejection(options: HttpServerOptions, requestId: string, method: string, status: number, reason: string): void {
-  options.logger?.warn({ requestId, method, route: null, status, reason }, 'request rejected by the HTTP server');
+function reportRejection(
+  options: HttpServerOptions,
+  refusals: RefusalLog | undefined,
+  requestId: string,
+  method: string,
+  status: number,
+  reason: string,
+): void {
+  if (refusals?.admit(reason)) options.logger?.warn({ requestId, method, route: null, status, reason }, 'request rejected by the HTTP server');
   options.metrics?.httpRequest('rejected', method, status, 0);
 }
 

@@ -1,6 +1,7 @@
 import type { ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
+import { holdsKeyMark } from '../auth/keyInUrl.js';
 
 /** Long enough for every real route; a longer path is cut so one request cannot flood the log. */
 const MAX_LOGGED_PATH = 256;
@@ -24,6 +25,7 @@ export function logRequest(logger: Logger, ctx: ParameterizedContext<AppState>, 
       durationMs: Math.round(durationMs * 100) / 100,
       organizationId: principal?.organizationId ?? null,
       keyPrefix: principal?.keyPrefix ?? null,
+      ...(ctx.state.refusal === undefined ? {} : { reason: ctx.state.refusal }),
     },
     'request',
   );
@@ -36,15 +38,7 @@ export function loggablePath(path: string): string {
     ? path
     : path
         .split('/')
-        .map((segment) => (/atl_/i.test(decodedOrRaw(segment)) ? '[redacted]' : segment))
+        .map((segment) => (holdsKeyMark(segment) ? '[redacted]' : segment))
         .join('/');
   return redacted.length > MAX_LOGGED_PATH ? `${redacted.slice(0, MAX_LOGGED_PATH)}…` : redacted;
-}
-
-function decodedOrRaw(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch (_err: unknown) {
-    return segment;
-  }
 }

@@ -4,8 +4,11 @@ import type { AppState } from '../appState.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { routeLabel } from '../metrics/routeLabel.js';
 import { logRequest } from './logRequests.js';
+import { createRefusalLog } from './refusalLog.js';
+import { delayRefusal } from './refusalDelay.js';
 import { assignRequestId } from './requestId.js';
 import { respondWithError } from './respondWithErrors.js';
+import { setSecurityHeaders } from './securityHeaders.js';
 
 /**
  * The outermost step, around everything else: give the request its id; turn any
@@ -13,7 +16,12 @@ import { respondWithError } from './respondWithErrors.js';
  * write its log line. One middleware rather than four: each Koa layer costs an async
  * call per request, and these four always run together, in this order.
  */
-export function observeRequests(logger: Logger, metrics: GatewayMetrics): Middleware<AppState> {
+export function observeRequests(
+  logger: Logger,
+  metrics: GatewayMetrics,
+  refusalDelayMs = 0,
+  refusals = createRefusalLog(logger),
+): Middleware<AppState> {
   return async (ctx, next) => {
     const started = performance.now();
     assignRequestId(ctx);
@@ -21,9 +29,15 @@ export function observeRequests(logger: Logger, metrics: GatewayMetrics): Middle
       await next();
     } catch (err: unknown) {
       respondWithError(ctx, err, logger);
+      await delayRefusal(ctx, refusalDelayMs);
     }
+    setSecurityHeaders(ctx.res, ctx.status);
     const ms = performance.now() - started;
     metrics.httpRequest(routeLabel(ctx), ctx.method, ctx.status, ms / 1000);
-    logRequest(logger, ctx, ms);
+    // A refused caller who never showed a valid key may be one of a flood: its line is rationed.
+    const refusal = ctx.state.refusal;
+    if (refusal === undefined || ctx.state.principal !== undefined || (ctx.status >= 500 && ctx.status !== 503) || refusals.admit(refusal)) {
+      logRequest(logger, ctx, ms);
+    }
   };
 }

@@ -16,18 +16,37 @@ export interface OperationalServices {
 }
 
 /**
+ * Which routes a listener serves: `describe`, the OpenAPI document and docs page (public);
+ * `watch`, health, readiness and metrics (for operators: with ADMIN_PORT set they leave
+ * the public port, which then answers them 404).
+ */
+export interface OperationalGroups {
+  readonly describe: boolean;
+  readonly watch: boolean;
+}
+
+/**
  * The routes that describe and watch the gateway: the OpenAPI document, the docs
  * page and its assets, metrics and readiness. None needs a key, none touches an
  * organization's data, so they are answered before authentication.
  */
-export function addOperationalRoutes(router: Router<AppState>, services: OperationalServices): void {
-  const routes: Array<[string, RouterMiddleware<AppState>]> = [
+export function addOperationalRoutes(
+  router: Router<AppState>,
+  services: OperationalServices,
+  groups: OperationalGroups = { describe: true, watch: true },
+): void {
+  type Route = [string, RouterMiddleware<AppState>];
+  const describeRoutes: Route[] = [
     ['/v1/openapi.json', serveOpenApi(services.openApiJson)],
     ['/docs', serveDocsPage()],
     ['/docs/assets/:name', serveDocsAsset()],
+  ];
+  const watchRoutes: Route[] = [
+    ['/healthz', serveHealth],
     ['/metrics', serveMetrics(services.metrics)],
     ['/readyz', serveReadiness(services.readiness)],
   ];
+  const routes = [...(groups.describe ? describeRoutes : []), ...(groups.watch ? watchRoutes : [])];
   for (const [path, handler] of routes) {
     router.get(
       path,
@@ -39,3 +58,8 @@ export function addOperationalRoutes(router: Router<AppState>, services: Operati
     );
   }
 }
+
+/** The process is up and answering: nothing is asked of any upstream. */
+const serveHealth: RouterMiddleware<AppState> = (ctx) => {
+  ctx.body = { status: 'ok' };
+};

@@ -2,7 +2,7 @@ import type { ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 import { failureBody } from '../envelope.js';
-import { ApiError, toApiError } from '../errors.js';
+import { ApiError, toApiError, UpstreamError } from '../errors.js';
 
 /**
  * The one place a failure becomes a response: the envelope with `data: null`, the
@@ -10,13 +10,20 @@ import { ApiError, toApiError } from '../errors.js';
  */
 export function respondWithError(ctx: ParameterizedContext<AppState>, err: unknown, logger: Logger): void {
   const apiError = toApiError(fromKoaError(err));
-  if (apiError.status >= 500) {
+  // A load-shedding 503 is a refusal like a 401: its request line says enough, no stack.
+  if (apiError.status >= 500 && !shedsLoad(apiError)) {
     logger.error({ err: apiError.cause ?? apiError, requestId: ctx.state.requestId, route: ctx.state.route }, 'request failed');
   }
+  ctx.state.refusal = apiError.reason ?? apiError.code;
   ctx.status = apiError.status;
   for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
   ctx.type = 'application/json';
   ctx.body = failureBody(apiError, ctx.state.requestId);
+}
+
+/** A 503 that asks to come back later because something is busy, not because something broke. */
+function shedsLoad(apiError: ApiError): boolean {
+  return apiError.status === 503 && apiError.cause instanceof UpstreamError && apiError.cause.failure === 'throttled';
 }
 
 /** Koa's own client errors (http-errors with expose) are the caller's fault: 400, not 500. */

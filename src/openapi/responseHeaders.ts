@@ -1,7 +1,7 @@
 import type { HeaderObject, ParameterObject } from 'openapi3-ts/oas31';
 import { REQUEST_ID_PATTERN } from '../http/requestId.js';
 import { ALLOW } from '../http/unmatchedPaths.js';
-import { VARY } from '../routes/handleRoute.js';
+import { CALLER_VARY as VARY } from '../http/securityHeaders.js';
 
 /**
  * The headers of the document: what requests may send and what answers carry.

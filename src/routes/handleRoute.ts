@@ -3,11 +3,10 @@ import type { AppState } from '../appState.js';
 import type { Principal } from '../auth/principal.js';
 import { cacheControlField, cacheStatusField, matchesIfNoneMatch } from '../cache/cacheFields.js';
 import { ApiError, UpstreamError } from '../errors.js';
+import { CALLER_VARY } from '../http/securityHeaders.js';
 import type { Services } from '../services.js';
 import type { PublicRoute } from './publicRoute.js';
 
-/** The answer depends on the organization behind the key, whichever header carried it. */
-export const VARY = 'Authorization, X-API-Key';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export type AnswerRoute = (ctx: ParameterizedContext<AppState>, principal: Principal) => Promise<void>;
@@ -34,7 +33,7 @@ export function handleRoute(
     const res = ctx.res;
     res.setHeader('ETag', answer.etag);
     res.setHeader('Cache-Control', cacheControl);
-    res.setHeader('Vary', VARY);
+    res.setHeader('Vary', CALLER_VARY);
     res.setHeader('Cache-Status', cacheStatusField(result, ttlSeconds));
     if (ttlSeconds > 0 && result.status !== 'miss') res.setHeader('Age', String(result.ageSeconds ?? 0));
     const ifNoneMatch = ctx.req.headers['if-none-match'];

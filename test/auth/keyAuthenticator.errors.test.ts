@@ -18,20 +18,16 @@ describe('keyAuthenticator: refusals and key-service failures', () => {
     it('refuses a JWT-shaped bearer with 403 not_an_api_key', async () => {
       await assert.rejects(t.authenticator.authenticate(bearer(JWT)), refusedWith(403, 'not_an_api_key'));
       await assert.rejects(
-        t.authenticator.authenticate({ authorization: undefined, apiKeyHeader: JWT, keyLikeQueryParameters: [] }),
+        t.authenticator.authenticate({ authorization: undefined, apiKeyHeader: JWT }),
         refusedWith(403, 'not_an_api_key'),
       );
       assert.equal(t.service.calls, 0);
     });
 
-    it('refuses a missing key, a key in the URL and two different keys', async () => {
+    it('refuses a missing key and two different keys', async () => {
       await assert.rejects(
-        t.authenticator.authenticate({ authorization: undefined, apiKeyHeader: undefined, keyLikeQueryParameters: [] }),
+        t.authenticator.authenticate({ authorization: undefined, apiKeyHeader: undefined }),
         refusedWith(401, 'missing_key'),
-      );
-      await assert.rejects(
-        t.authenticator.authenticate({ ...bearer(KEY), keyLikeQueryParameters: ['token'] }),
-        refusedWith(401, 'key_in_query'),
       );
       await assert.rejects(
         t.authenticator.authenticate({ ...bearer(KEY), apiKeyHeader: KEY_B }),

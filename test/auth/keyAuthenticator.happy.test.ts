@@ -32,7 +32,7 @@ describe('keyAuthenticator: who is let in, and how verifications are reused', ()
       const requests = [
         t.authenticator.authenticate(bearer(KEY)),
         t.authenticator.authenticate(bearer(KEY)),
-        t.authenticator.authenticate({ authorization: undefined, apiKeyHeader: KEY, keyLikeQueryParameters: [] }),
+        t.authenticator.authenticate({ authorization: undefined, apiKeyHeader: KEY }),
         t.authenticator.authenticate(bearer(KEY_B)),
       ];
       release();

@@ -95,7 +95,7 @@ export function controlledKeyService() {
 }
 
 export function bearer(key: string): PresentedCredentials {
-  return { authorization: `Bearer ${key}`, apiKeyHeader: undefined, keyLikeQueryParameters: [] };
+  return { authorization: `Bearer ${key}`, apiKeyHeader: undefined };
 }
 
 export const refusedWith = (status: number, reason: string) => (err: unknown) => {

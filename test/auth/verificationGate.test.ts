@@ -3,12 +3,22 @@ import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
-import { gateVerifications, type Verify } from '../../src/auth/verificationGate.js';
+import { createVerificationGate, type Verify } from '../../src/auth/verificationGate.js';
 import { toApiError, UpstreamError } from '../../src/errors.js';
 import type { Verification } from '../../src/upstream/keyServiceClient.js';
 import { fakeServices, FIXED_NOW } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { testKey } from '../support/keys.js';
+
+/** An active key of an organization without a ceiling. */
+const verifyAnswerFor = (id: string): Verification => ({
+  key: { id, organizationId: 'org_a', prefix: 'atl_aaaaaaaa', permissions: ['read'], expiresAt: new Date('2027-01-01'), revokedAt: null },
+  organization: {
+    id: 'org_a',
+    plan: 'pro',
+    usage: { periodStart: new Date('2026-11-01'), periodEnd: new Date('2026-12-01'), used: 0, ceiling: null },
+  },
+});
 
 /** A verify whose calls stay open until the test answers them; it counts how many are open at once. */
 function heldVerify() {
@@ -46,7 +56,7 @@ async function until(ready: () => boolean): Promise<void> {
 describe('verification gate (bounded verify calls to the key service)', () => {
   it('passes answers and failures through unchanged', async () => {
     const failure = new UpstreamError('key-service', 'timeout', 'verify: no answer in time');
-    const verify = gateVerifications(async (keyHash) => {
+    const { verify } = createVerificationGate(async (keyHash) => {
       if (keyHash === 'bad') throw failure;
       return null;
     });
@@ -56,7 +66,7 @@ describe('verification gate (bounded verify calls to the key service)', () => {
 
   it('never has more than maxConcurrent calls open; the others wait their turn and are all answered', async () => {
     const service = heldVerify();
-    const verify = gateVerifications(service.verify, { maxConcurrent: 2, maxWaiting: 10 });
+    const { verify } = createVerificationGate(service.verify, { maxConcurrent: 2, maxWaiting: 10 });
     const answers = Array.from({ length: 6 }, (_, i) => verify(`hash-${i}`));
     await until(() => service.open.length === 2);
     await turn();
@@ -71,7 +81,7 @@ describe('verification gate (bounded verify calls to the key service)', () => {
 
   it('refuses at once, as a busy key service (503 with Retry-After for the caller), once maxWaiting wait', async () => {
     const service = heldVerify();
-    const verify = gateVerifications(service.verify, { maxConcurrent: 1, maxWaiting: 2 });
+    const { verify } = createVerificationGate(service.verify, { maxConcurrent: 1, maxWaiting: 2 });
     const admitted = [verify('a'), verify('b'), verify('c')]; // one open, two waiting
     await until(() => service.open.length === 1);
     await assert.rejects(verify('d'), (err: unknown) => {
@@ -92,6 +102,39 @@ describe('verification gate (bounded verify calls to the key service)', () => {
     assert.deepEqual(await Promise.all(admitted), [null, null, null]);
   });
 
+  it('serves known keys before unseen ones, and drops the oldest unseen waiter to make room for a known key', async () => {
+    const service = heldVerify();
+    const gate = createVerificationGate(service.verify, { maxConcurrent: 1, maxWaiting: 3 });
+    const known = verifyAnswerFor('known');
+    const first = gate.verify('known');
+    await until(() => service.open.length === 1);
+    service.answerNext(known);
+    assert.equal(await first, known);
+    assert.equal(gate.hasSucceeded('known'), true);
+    assert.equal(gate.hasSucceeded('unseen-0'), false);
+
+    const blocker = gate.verify('unseen-blocker'); // holds the one open call
+    await until(() => service.open.length === 1);
+    const unseen = [0, 1, 2].map((i) => gate.verify(`unseen-${i}`).catch((err: unknown) => err));
+    const overflow = await gate.verify('unseen-3').catch((err: unknown) => err);
+    assert.ok(overflow instanceof UpstreamError && overflow.failure === 'throttled', 'a full queue refuses a newcomer of the lowest lane');
+    const again = gate.verify('known');
+    const dropped = await unseen[0];
+    assert.ok(dropped instanceof UpstreamError && dropped.failure === 'throttled', 'the oldest unseen waiter made room');
+
+    service.answerNext(null); // the blocker: the known key is next, ahead of older unseen waiters
+    assert.equal(await blocker, null);
+    await until(() => service.open.length === 1);
+    assert.equal(service.open[0]?.keyHash, 'known');
+    service.answerNext(known);
+    assert.equal(await again, known);
+    for (let i = 0; i < 2; i++) {
+      await until(() => service.open.length === 1);
+      service.answerNext(null);
+    }
+    assert.deepEqual(await Promise.all(unseen.slice(1)), [null, null]);
+  });
+
   describe('a flood of made-up keys with valid checksums, over HTTP', () => {
     let server: Awaited<ReturnType<typeof listen>>;
     const service = heldVerify();
@@ -99,7 +142,7 @@ describe('verification gate (bounded verify calls to the key service)', () => {
     before(async () => {
       const authenticator = createKeyAuthenticator({
         keyService: {
-          verify: gateVerifications(service.verify, { maxConcurrent: 3, maxWaiting: 5 }),
+          verify: createVerificationGate(service.verify, { maxConcurrent: 3, maxWaiting: 5 }).verify,
           followEvents: () => ({ isConnected: () => false, close: async () => {} }),
         },
         ledger: createUsageLedger(),

@@ -259,6 +259,12 @@ function mainThreadProfile(dir: string, pid: number): string | null {
 }
 
 async function main(): Promise<void> {
+  if (args.only === 'flood') {
+    // Its own scenario (issue 12): a flood of made-up keys beside paying callers.
+    const { runFloodScenario } = await import('./floodScenario.js');
+    await runFloodScenario();
+    return;
+  }
   const startedAt = Date.now();
   const machine = {
     cpus: cpus().length,

@@ -29,7 +29,7 @@ describe('usage backlog full (the key service takes no usage)', () => {
     });
     assert.ok(answer.headers.get('retry-after'));
     assert.equal(answer.headers.get('etag'), null);
-    assert.equal(answer.headers.get('cache-control'), null);
+    assert.equal(answer.headers.get('cache-control'), 'no-store');
     assert.equal(usage.events.length, 0);
   });
 });

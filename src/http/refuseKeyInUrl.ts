@@ -1,0 +1,24 @@
+import type { Middleware } from 'koa';
+import type { AppState } from '../appState.js';
+import { authFailure } from '../auth/authFailures.js';
+import { urlHoldsKey } from '../auth/keyInUrl.js';
+
+/** Query names under which people paste keys into URLs; such a key is burned, whatever its text. */
+const KEY_LIKE_QUERY_NAMES = new Set(['api_key', 'apikey', 'api-key', 'x-api-key', 'key', 'token', 'access_token']);
+
+/**
+ * A key in a URL has been written to proxies' and browsers' logs: refuse the request
+ * before routing (a key as a path segment would otherwise get a 404), and even when a
+ * header also carries a key, so the caller learns to stop and to rotate it.
+ */
+export function refuseKeyInUrl(): Middleware<AppState> {
+  return async (ctx, next) => {
+    if (urlHoldsKey(ctx.originalUrl) || hasKeyLikeQueryName(ctx.query)) throw authFailure('key_in_query');
+    await next();
+  };
+}
+
+function hasKeyLikeQueryName(query: Record<string, unknown>): boolean {
+  for (const name in query) if (KEY_LIKE_QUERY_NAMES.has(name.toLowerCase())) return true;
+  return false;
+}

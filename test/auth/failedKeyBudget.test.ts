@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict';
+import nock from 'nock';
+import { createApp } from '../../src/app.js';
+import { authFailure } from '../../src/auth/authFailures.js';
+import { withFailedKeyBudget } from '../../src/auth/failedKeyBudget.js';
+import { presentedKeyText } from '../../src/auth/credentials.js';
+import type { Authenticator } from '../../src/auth/principal.js';
+import { clientAddress } from '../../src/http/requestCredentials.js';
+import { fakeServices, PLATFORM_URL } from '../support/fakeServices.js';
+import { listen } from '../support/http.js';
+import { keyHashOf, testKey } from '../support/keys.js';
+import { mutableClock } from '../support/mutableClock.js';
+
+const GOOD_KEY = testKey('budget good');
+
+describe('failed-key budget per client address', () => {
+  let server: Awaited<ReturnType<typeof listen>>;
+  let innerCalls = 0;
+  const succeeded = new Set<string>();
+  const clock = mutableClock('2026-11-24T12:00:00.000Z');
+
+  /** Knows GOOD_KEY only, and remembers it succeeded, as the verification gate does. */
+  const inner: Authenticator = {
+    async authenticate(credentials) {
+      innerCalls += 1;
+      const text = presentedKeyText(credentials);
+      if (text !== GOOD_KEY) throw authFailure('invalid_key');
+      succeeded.add(keyHashOf(text));
+      return { organizationId: 'org_a', keyId: 'key_a', keyPrefix: GOOD_KEY.slice(0, 12) };
+    },
+  };
+
+  before(async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    const authenticator = withFailedKeyBudget(inner, { perMinute: 30, hasSucceeded: (hash) => succeeded.has(hash), now: clock.now });
+    server = await listen(createApp(fakeServices({ authenticator, trustedProxyHops: 1 })));
+  });
+  after(async () => {
+    await server.close();
+    nock.cleanAll();
+    nock.enableNetConnect();
+  });
+
+  const ask = (key: string, forwardedFor: string) =>
+    fetch(`${server.url}/v1/api/keywords?site=example.com`, {
+      headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': forwardedFor },
+    }).then(async (res) => ({ status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as { errors: Array<{ reason?: string }> } }));
+
+  it('refuses unseen keys 429 with Retry-After once an address spent its budget, before any verification', async () => {
+    nock(new URL(PLATFORM_URL).origin).post('/graphql').times(3).reply(200, { data: { organization: { siteLookup: [] } } });
+    assert.equal((await ask(GOOD_KEY, '10.0.0.1')).status, 404, 'a known key (no such site): it verified');
+    // Concurrent callers from one address (the proxy wrote it; the caller's own entry is ignored).
+    const made = Array.from({ length: 30 }, (_, i) => ask(testKey(`made up ${i}`), `1.2.3.${i}, 10.0.0.1`));
+    assert.ok((await Promise.all(made)).every((answer) => answer.status === 401));
+    const callsBefore = innerCalls;
+    const refused = await ask(testKey('made up 31'), '10.0.0.1');
+    assert.equal(refused.status, 429);
+    assert.equal(refused.body.errors[0]?.reason, 'unknown_key_budget_spent');
+    assert.ok(Number(refused.retryAfter) > 0 && Number(refused.retryAfter) <= 60);
+    assert.equal(innerCalls, callsBefore, 'no verification for a refused key');
+
+    assert.equal((await ask(GOOD_KEY, '10.0.0.1')).status, 404, 'a key seen to succeed passes whatever the budget');
+    assert.equal((await ask(testKey('other address'), '10.0.0.2')).status, 401, 'another address has its own budget');
+
+    clock.advance(60_000);
+    assert.equal((await ask(testKey('next minute'), '10.0.0.1')).status, 401, 'the budget comes back after a minute');
+  });
+
+  it('takes the address the trusted hops wrote, never one the caller could forge', () => {
+    assert.equal(clientAddress('127.0.0.1', undefined, 1), '127.0.0.1');
+    assert.equal(clientAddress('127.0.0.1', '9.9.9.9, 10.0.0.1', 0), '127.0.0.1');
+    assert.equal(clientAddress('127.0.0.1', '9.9.9.9, 10.0.0.1', 1), '10.0.0.1');
+    assert.equal(clientAddress('127.0.0.1', ['9.9.9.9', '10.0.0.1, 10.0.0.2'], 2), '10.0.0.1');
+    assert.equal(clientAddress('127.0.0.1', '10.0.0.1', 3), '10.0.0.1');
+    assert.equal(clientAddress('127.0.0.1', ' , ', 1), '127.0.0.1');
+  });
+});

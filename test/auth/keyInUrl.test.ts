@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { get } from 'node:http';
+import nock from 'nock';
+import { pino } from 'pino';
+import { createUsageLedger } from '../../src/usage/usageLedger.js';
+import { createApp } from '../../src/app.js';
+import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
+import { urlHoldsKey } from '../../src/auth/keyInUrl.js';
+import type { Verification } from '../../src/upstream/keyServiceClient.js';
+import { fakeServices, FIXED_NOW } from '../support/fakeServices.js';
+import { listen } from '../support/http.js';
+import { testKey } from '../support/keys.js';
+
+const KEY = testKey('key in url');
+const HEADER_KEY = testKey('key in header');
+
+const pct = (text: string) => [...text].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
+const once = (text: string) => encodeURIComponent(text);
+const twice = (text: string) => text.replace('a', '%2561'); // `a` → `%61` → `%2561`
+const thrice = (text: string) => text.replace('a', '%252561');
+
+/** Every way a key can ride in a request target. */
+const KEY_IN_URL: ReadonlyArray<[string, string]> = [
+  ['query value', `/v1/api/keywords?site=example.com&api_key=${KEY}`],
+  ['query value under any name', `/v1/api/keywords?site=example.com&q=${KEY}`],
+  ['query name alone', `/v1/api/keywords?site=example.com&${KEY}`],
+  ['query name with a value', `/v1/api/keywords?site=example.com&${KEY}=1`],
+  ['query name first', `/v1/api/keywords?${KEY}&site=example.com`],
+  ['key inside a value', `/v1/api/keywords?site=example.com&note=Bearer+${KEY}`],
+  ['query value encoded once', `/v1/api/keywords?site=example.com&k=${once(`x ${KEY}`)}`],
+  ['query value fully escaped', `/v1/api/keywords?site=example.com&k=${pct(KEY)}`],
+  ['query value double-encoded', `/v1/api/keywords?site=example.com&k=${twice(KEY)}`],
+  ['query name double-encoded', `/v1/api/keywords?site=example.com&${twice(KEY)}`],
+  ['query value triple-encoded', `/v1/api/keywords?site=example.com&k=${thrice(KEY)}`],
+  ['uppercase mark', `/v1/api/keywords?site=example.com&k=ATL_${KEY.slice(4)}`],
+  ['path segment', `/v1/api/keywords/${KEY}?site=example.com`],
+  ['path segment double-encoded', `/v1/api/keywords/${twice(KEY)}`],
+  ['path segment fully escaped', `/v1/api/${pct(KEY)}`],
+  ['beside a malformed escape', `/v1/api/keywords?site=example.com&k=%E0%A4%A${twice(KEY)}`],
+  ['key-named parameter without a key', '/v1/api/keywords?site=example.com&api_key=anything'],
+];
+
+function call(url: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    get(`${url}${path}`, { headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    }).on('error', reject);
+  });
+}
+
+describe('a key in the URL', () => {
+  const written: string[] = [];
+  const verified: string[] = [];
+  let server: Awaited<ReturnType<typeof listen>>;
+
+  before(async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    const logger = pino({ level: 'info' }, { write: (line: string) => written.push(line) });
+    const authenticator = createKeyAuthenticator({
+      keyService: {
+        verify: async (keyHash: string): Promise<Verification | null> => {
+          verified.push(keyHash);
+          return null;
+        },
+        followEvents: () => ({ isConnected: () => false, close: async () => {} }),
+      },
+      ledger: createUsageLedger(),
+      now: () => FIXED_NOW,
+      logger,
+    });
+    server = await listen(createApp(fakeServices({ logger, authenticator })));
+  });
+  after(async () => {
+    await server.close();
+    nock.enableNetConnect();
+  });
+
+  for (const [form, path] of KEY_IN_URL) {
+    it(`is refused 401 key_in_query with the advice to rotate: ${form}`, async () => {
+      const headerSets: Array<Record<string, string>> = [{}, { authorization: `Bearer ${HEADER_KEY}` }, { 'x-api-key': HEADER_KEY }];
+      for (const headers of headerSets) {
+        const mark = written.length;
+        verified.length = 0;
+        const answer = await call(server.url, path, headers);
+        assert.equal(answer.status, 401, `${form} with ${JSON.stringify(Object.keys(headers))}`);
+        const body = JSON.parse(answer.body) as { errors: Array<{ reason: string; message: string }> };
+        assert.equal(body.errors[0]?.reason, 'key_in_query');
+        assert.match(body.errors[0]?.message ?? '', /rotate/);
+        assert.deepEqual(verified, [], 'no key-service call for a burned key');
+        // Refusals without a valid key are logged at a rationed rate: some of these lines are counted only.
+        for (const line of written.slice(mark)) {
+          assert.doesNotMatch(line, /atl_[0-9a-z]{5}/i);
+          assert.ok(!line.includes(KEY.slice(4, 20)), 'no fragment of the key');
+        }
+      }
+    });
+  }
+
+  it('logged the refusals with their reason, and no key text', () => {
+    assert.ok(written.some((line) => line.includes('"reason":"key_in_query"')));
+  });
+
+  it('leaves ordinary targets alone', () => {
+    for (const target of [
+      '/v1/api/keywords?site=example.com',
+      '/v1/api/keywords?site=atlas.example.com&page=2',
+      '/v1/api/keywords?site=%E0%A4%A',
+      '/v1/api/rankings?site=example.com&keyword=salt%20flats',
+    ]) {
+      assert.equal(urlHoldsKey(target), false, target);
+    }
+  });
+
+  it('stops decoding after a bounded number of rounds', () => {
+    let deep = '%61tl_x';
+    for (let i = 0; i < 40; i += 1) deep = encodeURIComponent(deep);
+    assert.equal(urlHoldsKey(`/v1/api/keywords?k=${deep}`), false);
+    assert.equal(urlHoldsKey(`/v1/api/keywords?k=${encodeURIComponent(encodeURIComponent('%61tl_x'))}`), true);
+  });
+});

@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { connect, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import nock from 'nock';
+import { createAdminApp, createApp } from '../../src/app.js';
+import { createHttpServer } from '../../src/http/createHttpServer.js';
+import { fakeServices } from '../support/fakeServices.js';
+import { listen } from '../support/http.js';
+
+describe('admin listener (ADMIN_PORT)', () => {
+  let publicServer: Awaited<ReturnType<typeof listen>>;
+  let adminServer: Awaited<ReturnType<typeof listen>>;
+
+  before(async () => {
+    nock.disableNetConnect();
+    nock.enableNetConnect('127.0.0.1');
+    const services = fakeServices({ watchOnAdminPort: true });
+    publicServer = await listen(createApp(services));
+    adminServer = await listen(createAdminApp(services));
+  });
+  after(async () => {
+    await Promise.all([publicServer.close(), adminServer.close()]);
+    nock.enableNetConnect();
+  });
+
+  it('serves health, metrics and readiness on its own port only', async () => {
+    for (const path of ['/healthz', '/metrics', '/readyz']) {
+      const onPublic = await fetch(`${publicServer.url}${path}`);
+      assert.equal(onPublic.status, 404, `public ${path}`);
+      await onPublic.arrayBuffer();
+      const onAdmin = await fetch(`${adminServer.url}${path}`);
+      assert.equal(onAdmin.status, 200, `admin ${path}`);
+      await onAdmin.arrayBuffer();
+    }
+    const docs = await fetch(`${publicServer.url}/v1/openapi.json`);
+    assert.equal(docs.status, 200, 'the public port still describes itself');
+    await docs.arrayBuffer();
+    const route = await fetch(`${adminServer.url}/v1/api/keywords?site=example.com`);
+    assert.equal(route.status, 404, 'the admin port serves no data');
+    await route.arrayBuffer();
+  });
+});
+
+describe('connection cap (MAX_CONNECTIONS)', () => {
+  it('closes connections beyond the cap at once and keeps serving those within it', async () => {
+    const server = createHttpServer(createApp(fakeServices()), { maxConnections: 10 });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const sockets: Socket[] = [];
+    try {
+      const outcomes = await Promise.all(
+        Array.from({ length: 60 }, () =>
+          new Promise<'answered' | 'closed'>((resolve) => {
+            const socket = connect(port, '127.0.0.1', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'));
+            sockets.push(socket);
+            socket.once('data', () => resolve('answered'));
+            socket.once('close', () => resolve('closed'));
+            socket.once('error', () => resolve('closed'));
+          }),
+        ),
+      );
+      const answered = outcomes.filter((outcome) => outcome === 'answered').length;
+      assert.ok(answered >= 1 && answered <= 10, `answered ${answered}`);
+      assert.ok(outcomes.filter((outcome) => outcome === 'closed').length >= 50, 'the rest were closed, not queued');
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
