@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { get } from 'node:http';
-import nock from 'nock';
 import { pino } from 'pino';
 import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { createApp } from '../../src/app.js';
@@ -57,8 +56,6 @@ describe('a key in the URL', () => {
   let server: Awaited<ReturnType<typeof listen>>;
 
   before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     const logger = pino({ level: 'info' }, { write: (line: string) => written.push(line) });
     const authenticator = createKeyAuthenticator({
       keyService: {
@@ -76,7 +73,6 @@ describe('a key in the URL', () => {
   });
   after(async () => {
     await server.close();
-    nock.enableNetConnect();
   });
 
   for (const [form, path] of KEY_IN_URL) {

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import nock from 'nock';
 import { eventually } from '../support/eventually.js';
 import { startFakeKeyService, type FakeKeyService } from '../support/fakeKeyService.js';
 import { testKey, verifyAnswer } from '../support/keys.js';
@@ -23,8 +22,6 @@ describe('revocation under a stalled event stream', () => {
   let pings: NodeJS.Timeout;
 
   beforeEach(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     answerEveryPlatformCall();
     keyService = await startFakeKeyService();
     keyService.setAnswer(KEY, verifyAnswer(KEY, { usage: { ceiling: null } }));
@@ -36,8 +33,6 @@ describe('revocation under a stalled event stream', () => {
     clearInterval(pings);
     await gateway.close();
     await keyService.close();
-    nock.cleanAll();
-    nock.enableNetConnect();
   });
 
   it('serves from the cache while pings arrive, and refuses a revoked key once the stream has been silent for the window', async () => {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import nock from 'nock';
 import { createAdminApp, createApp } from '../../src/app.js';
 import { createHttpServer } from '../../src/http/createHttpServer.js';
 import { fakeServices } from '../support/fakeServices.js';
@@ -12,15 +11,12 @@ describe('admin listener (ADMIN_PORT)', () => {
   let adminServer: Awaited<ReturnType<typeof listen>>;
 
   before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     const services = fakeServices({ watchOnAdminPort: true });
     publicServer = await listen(createApp(services));
     adminServer = await listen(createAdminApp(services));
   });
   after(async () => {
     await Promise.all([publicServer.close(), adminServer.close()]);
-    nock.enableNetConnect();
   });
 
   it('serves health, metrics and readiness on its own port only', async () => {

@@ -29,8 +29,6 @@ describe('headers on every answer', () => {
   let port: number;
 
   before(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     server = createHttpServer(createApp(fakeServices()));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     port = (server.address() as AddressInfo).port;
@@ -38,8 +36,6 @@ describe('headers on every answer', () => {
   after(async () => {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
-    nock.cleanAll();
-    nock.enableNetConnect();
   });
 
   it('errors: nosniff, no-store, and Vary where the answer depends on the caller', async () => {

@@ -6,10 +6,6 @@ import { recordExamples } from './recordExamples.js';
 
 describe('OpenAPI document: examples are real answers over the demo data', function () {
   this.timeout(30_000);
-  before(() => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
-  });
   after(() => nock.enableNetConnect());
 
   it('re-recording them now gives exactly the committed ones (else run `npm run openapi:examples`)', async () => {

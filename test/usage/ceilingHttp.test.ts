@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import nock from 'nock';
 import { eventually } from '../support/eventually.js';
 import { startFakeKeyService, type FakeKeyService } from '../support/fakeKeyService.js';
 import { testKey, verifyAnswer } from '../support/keys.js';
@@ -19,8 +18,6 @@ describe('usage ceiling over HTTP', () => {
   let gateways: MeteredGateway[];
 
   beforeEach(async () => {
-    nock.disableNetConnect();
-    nock.enableNetConnect('127.0.0.1');
     answerEveryPlatformCall();
     keyService = await startFakeKeyService();
     gateways = [];
@@ -28,8 +25,6 @@ describe('usage ceiling over HTTP', () => {
   afterEach(async () => {
     await Promise.all(gateways.map((gateway) => gateway.close()));
     await keyService.close();
-    nock.cleanAll();
-    nock.enableNetConnect();
   });
 
   async function startInstances(instances: number, flushIntervalMs?: number): Promise<MeteredGateway[]> {
