@@ -1,19 +1,25 @@
 import { z } from 'zod';
+import { TelemetryEnv, tracingConfig, type TracingConfig } from './telemetry/telemetryConfig.js';
 
 /**
  * The only reader of process.env. Every variable is validated once at start;
  * a bad value stops the process with one clear line per problem.
  */
 
+/** Every bound in one wording, so an operator always learns the allowed range and what was given. */
 const integer = (name: string, fallback: number, min: number, max: number) =>
   z
     .string()
     .trim()
-    .regex(/^\d+$/, `${name} must be a whole number`)
-    .transform(Number)
-    .pipe(z.number().int().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`))
     .optional()
-    .transform((value) => value ?? fallback);
+    .superRefine((value, ctx) => {
+      if (value !== undefined && !(/^\d+$/.test(value) && Number(value) >= min && Number(value) <= max)) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be between ${min} and ${max} (got ${value})` });
+      }
+    })
+    .transform((value) => (value === undefined ? fallback : Number(value)));
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const url = (name: string) =>
   z
@@ -34,9 +40,10 @@ const EnvSchema = z.object({
   KEY_SERVICE_TOKEN: z.preprocess(emptyAsUndefined, z.string().optional()),
   // Below the platform's own 10 s cut-off, so the gateway answers 504 before the platform gives up.
   UPSTREAM_TIMEOUT_MS: z.preprocess(emptyAsUndefined, integer('UPSTREAM_TIMEOUT_MS', 5000, 50, 9000)),
+  // Case-insensitive: INFO and info are the same level to an operator.
   LOG_LEVEL: z.preprocess(
-    emptyAsUndefined,
-    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+    (value) => (typeof value === 'string' ? emptyAsUndefined(value.trim().toLowerCase()) : value),
+    z.enum(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }).optional(),
   ).transform((v) => v ?? 'info'),
   REDIS_URL: z.preprocess(
     emptyAsUndefined,
@@ -50,6 +57,10 @@ const EnvSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: z.preprocess(emptyAsUndefined, integer('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400)),
   CACHE_TTL_SECONDS: z.preprocess(emptyAsUndefined, integer('CACHE_TTL_SECONDS', 30, 0, 3600)),
   LOCAL_DATA_DIR: z.preprocess(emptyAsUndefined, z.string().optional()).transform((v) => v ?? '.local'),
+  // Above the 60 s idle timeout of common load balancers: the balancer, not the gateway, must
+  // close an idle connection first, or it may send a request on a socket being closed (a 502).
+  KEEP_ALIVE_TIMEOUT_MS: z.preprocess(emptyAsUndefined, integer('KEEP_ALIVE_TIMEOUT_MS', 65_000, 1000, 600_000)),
+  ...TelemetryEnv,
 });
 
 export interface UpstreamTarget {
@@ -63,12 +74,16 @@ export interface Config {
   /** null: run the embedded local platform and key service (no upstreams configured). */
   readonly upstreams: { readonly platform: UpstreamTarget; readonly keyService: UpstreamTarget } | null;
   readonly upstreamTimeoutMs: number;
-  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly logLevel: (typeof LOG_LEVELS)[number];
   readonly redisUrl: string | null;
   readonly rateLimit: { readonly requests: number; readonly windowSeconds: number };
   readonly cacheTtlSeconds: number;
   /** Where the local key service keeps its data file (local mode only). */
   readonly localDataDir: string;
+  /** How long an idle keep-alive connection stays open. */
+  readonly keepAliveTimeoutMs: number;
+  /** null: tracing off (no OTLP endpoint, or disabled by the OTEL_* variables). */
+  readonly tracing: TracingConfig | null;
 }
 
 export class ConfigError extends Error {
@@ -138,5 +153,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimit: Object.freeze({ requests: e.RATE_LIMIT_REQUESTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS }),
     cacheTtlSeconds: e.CACHE_TTL_SECONDS,
     localDataDir: e.LOCAL_DATA_DIR,
+    keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+    tracing: tracingConfig(e),
   });
 }

@@ -73,10 +73,10 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     platform: platformProbe(platform),
     keyService: keyServiceProbe({ ...upstreams.keyService, timeoutMs, onCall: metrics.keyServiceCall }),
     ...(config.redisUrl ? { redis: () => limiter.available() } : {}),
-  });
+  }, { logger });
 
   const app = createApp({ logger, now, authenticator, limiter, cache, usage, platform, metrics, readiness });
-  const server = createHttpServer(app, { logger, metrics });
+  const server = createHttpServer(app, { logger, metrics, keepAliveTimeoutMs: config.keepAliveTimeoutMs });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {

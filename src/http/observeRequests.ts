@@ -1,8 +1,9 @@
-import type { Middleware } from 'koa';
+import type { Middleware, Next, ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { routeLabel } from '../metrics/routeLabel.js';
+import { endServerSpan, startServerSpan, tracingOn, withContext } from '../telemetry/spans.js';
 import { logRequest } from './logRequests.js';
 import { assignRequestId } from './requestId.js';
 import { respondWithError } from './respondWithErrors.js';
@@ -12,9 +13,11 @@ import { respondWithError } from './respondWithErrors.js';
  * failure into the error envelope; then, whatever happened, count and time it and
  * write its log line. One middleware rather than four: each Koa layer costs an async
  * call per request, and these four always run together, in this order.
+ * When tracing is on, all of it runs inside the request's server span, so every span
+ * and log line of the request belongs to the caller's trace.
  */
 export function observeRequests(logger: Logger, metrics: GatewayMetrics): Middleware<AppState> {
-  return async (ctx, next) => {
+  const observe = async (ctx: ParameterizedContext<AppState>, next: Next): Promise<void> => {
     const started = performance.now();
     assignRequestId(ctx);
     try {
@@ -25,5 +28,12 @@ export function observeRequests(logger: Logger, metrics: GatewayMetrics): Middle
     const ms = performance.now() - started;
     metrics.httpRequest(routeLabel(ctx), ctx.method, ctx.status, ms / 1000);
     logRequest(logger, ctx, ms);
+  };
+  return (ctx, next) => {
+    if (!tracingOn()) return observe(ctx, next);
+    const server = startServerSpan(ctx.method, ctx.req.headers);
+    return withContext(server.context, () =>
+      observe(ctx, next).finally(() => endServerSpan(server.span, ctx.method, ctx.state.route, ctx.status)),
+    );
   };
 }

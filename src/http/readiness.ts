@@ -1,3 +1,5 @@
+import type { Logger } from 'pino';
+
 /**
  * Readiness: can this instance serve traffic right now? Each probe answers for one
  * upstream (platform, key service, Redis when configured). A probe that throws or
@@ -25,6 +27,8 @@ export interface ReadinessOptions {
    */
   readonly maxAgeMs?: number;
   readonly now?: () => number;
+  /** A run with a failing check writes one line naming the checks and why (never a stack). */
+  readonly logger?: Pick<Logger, 'warn'>;
 }
 
 const DEFAULT_TIMEOUT_MS = 2000;
@@ -42,12 +46,17 @@ export function createReadiness(
 
   async function run(): Promise<ReadinessReport> {
     const names = Object.keys(probes);
-    const results = await Promise.all(names.map((name) => passes(probes[name], timeoutMs)));
+    const results = await Promise.all(names.map((name) => outcomeOf(probes[name], timeoutMs)));
     const checks: Record<string, boolean> = {};
+    const failures: Record<string, string> = {};
     names.forEach((name, i) => {
-      checks[name] = results[i] === true;
+      const outcome = results[i] ?? 'missing';
+      checks[name] = outcome === 'ok';
+      if (outcome !== 'ok') failures[name] = outcome;
     });
-    return { ready: results.every(Boolean), checks };
+    const ready = Object.keys(failures).length === 0;
+    if (!ready) options.logger?.warn({ checks, failures }, 'not ready');
+    return { ready, checks };
   }
 
   return {
@@ -68,17 +77,20 @@ export function alwaysReady(): Readiness {
   return { check: async () => ({ ready: true, checks: {} }) };
 }
 
-async function passes(probe: ReadinessProbe | undefined, timeoutMs: number): Promise<boolean> {
-  if (probe === undefined) return false;
+/** `ok`, or in a few words why not: the error's message only, never its stack. */
+async function outcomeOf(probe: ReadinessProbe | undefined, timeoutMs: number): Promise<string> {
+  if (probe === undefined) return 'missing';
   let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<false>((resolve) => {
-    timer = setTimeout(() => resolve(false), timeoutMs);
+  const timedOut = new Promise<string>((resolve) => {
+    timer = setTimeout(() => resolve(`no answer within ${timeoutMs} ms`), timeoutMs);
   });
   try {
     const answered = Promise.resolve()
       .then(probe)
-      .then((ok) => ok === true)
-      .catch(() => false);
+      .then(
+        (ok) => (ok === true ? 'ok' : 'failed'),
+        (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : 'failed'),
+      );
     return await Promise.race([answered, timedOut]);
   } finally {
     clearTimeout(timer);

@@ -14,6 +14,7 @@ export function respondWithError(ctx: ParameterizedContext<AppState>, err: unkno
     logger.error({ err: apiError.cause ?? apiError, requestId: ctx.state.requestId, route: ctx.state.route }, 'request failed');
   }
   ctx.status = apiError.status;
+  if (apiError.reason !== undefined) ctx.state.refusal = apiError.reason;
   for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
   ctx.type = 'application/json';
   ctx.body = failureBody(apiError, ctx.state.requestId);
