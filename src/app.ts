@@ -36,6 +36,7 @@ export function createApp(services: Services): Koa<AppState> {
 
   const router = new Router<AppState>();
   router.get('/healthz', (ctx) => {
+    ctx.state.route = '/healthz';
     ctx.body = { status: 'ok' };
   });
   // OpenAPI document, docs page, metrics, readiness: no key, answered before auth.

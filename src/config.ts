@@ -19,6 +19,12 @@ const integer = (name: string, fallback: number, min: number, max: number) =>
     })
     .transform((value) => (value === undefined ? fallback : Number(value)));
 
+/**
+ * Above the 60 s idle timeout of common load balancers: the balancer, not the gateway, must
+ * close an idle connection first, or it may send a request on a socket being closed (a 502).
+ */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const url = (name: string) =>
@@ -57,9 +63,10 @@ const EnvSchema = z.object({
   RATE_LIMIT_WINDOW_SECONDS: z.preprocess(emptyAsUndefined, integer('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400)),
   CACHE_TTL_SECONDS: z.preprocess(emptyAsUndefined, integer('CACHE_TTL_SECONDS', 30, 0, 3600)),
   LOCAL_DATA_DIR: z.preprocess(emptyAsUndefined, z.string().optional()).transform((v) => v ?? '.local'),
-  // Above the 60 s idle timeout of common load balancers: the balancer, not the gateway, must
-  // close an idle connection first, or it may send a request on a socket being closed (a 502).
-  KEEP_ALIVE_TIMEOUT_MS: z.preprocess(emptyAsUndefined, integer('KEEP_ALIVE_TIMEOUT_MS', 65_000, 1000, 600_000)),
+  KEEP_ALIVE_TIMEOUT_MS: z.preprocess(
+    emptyAsUndefined,
+    integer('KEEP_ALIVE_TIMEOUT_MS', DEFAULT_KEEP_ALIVE_TIMEOUT_MS, 1000, 600_000),
+  ),
   ...TelemetryEnv,
 });
 

@@ -37,5 +37,5 @@ export function addOperationalRoutes(router: Router<AppState>, services: Operati
       handler,
     );
   }
-  return routes.map(([path]) => path).filter((path) => !path.includes(':'));
+  return routes.map(([path]) => path);
 }
