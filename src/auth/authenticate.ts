@@ -16,6 +16,9 @@ export function authenticateRequest(ctx: ParameterizedContext<AppState>, authent
     // Node joins repeated X-API-Key lines with ", "; a key never holds a comma.
     apiKeyHeader: headers['x-api-key'],
     keyLikeQueryParameters: keyLikeQueryParameters(ctx.query),
+    onKeyPrefix: (keyPrefix) => {
+      ctx.state.keyPrefix = keyPrefix;
+    },
   });
 }
 

@@ -148,13 +148,10 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       if (isJwtShaped(text)) throw authFailure('not_an_api_key');
       const key = toWellFormedKey(text);
       if (key === null) throw authFailure('malformed_key');
+      credentials.onKeyPrefix?.(key.prefix);
       const verification = await verificationOf(key.keyHash);
-      try {
-        return principalFor(verification, key, now(), pendingUsage);
-      } catch (err: unknown) {
-        if (err instanceof ApiError) logger.info({ keyPrefix: key.prefix, reason: err.reason }, 'key refused');
-        throw err;
-      }
+      // A refusal is logged once, on the request's own line (prefix and reason).
+      return principalFor(verification, key, now(), pendingUsage);
     },
 
     start() {

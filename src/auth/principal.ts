@@ -17,6 +17,8 @@ export interface PresentedCredentials {
   readonly apiKeyHeader: string | string[] | undefined;
   /** Query parameter names that look like a key was put in the URL. */
   readonly keyLikeQueryParameters: readonly string[];
+  /** Told the prefix of a well-formed key once read, so a refusal's log line can name the key. */
+  readonly onKeyPrefix?: (keyPrefix: string) => void;
 }
 
 /** Turns presented credentials into a principal, or throws ApiError (401/403/503). */
