@@ -15,6 +15,7 @@ import { keywordsRoute } from './routes/keywordsRoute.js';
 import type { PublicRoute } from './routes/publicRoute.js';
 import { rankingsRoute } from './routes/rankingsRoute.js';
 import type { Services } from './services.js';
+import { inSpan } from './telemetry/spans.js';
 
 /**
  * The whole request path, top to bottom:
@@ -50,9 +51,9 @@ export function createApp(services: Services): Koa<AppState> {
     const answer = handleRoute(route, { ...services, metrics });
     router.get(route.path, async (ctx) => {
       ctx.state.route = route.path;
-      const principal = await authenticateRequest(ctx, authenticator);
+      const principal = await inSpan('auth', () => authenticateRequest(ctx, authenticator));
       ctx.state.principal = principal;
-      await takeFromLimit(ctx, limiter, principal, metrics.limiterDecision);
+      await inSpan('limit', () => takeFromLimit(ctx, limiter, principal, metrics.limiterDecision));
       usage.ensureRoom();
       await answer(ctx, principal);
       // Every successful answer (200, or 304 for an unchanged one) counts once; failures never do.

@@ -13,6 +13,7 @@ import { createRequestLimiter } from './limits/createRequestLimiter.js';
 import type { LocalUpstreams } from './local/startLocalUpstreams.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { createPlatformClient } from './platform/platformClient.js';
+import { tracedPlatform } from './telemetry/tracedPlatform.js';
 import { createKeyServiceClient } from './upstream/keyServiceClient.js';
 import { createUsageBuffer } from './usage/createUsageBuffer.js';
 
@@ -48,7 +49,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const timeoutMs = config.upstreamTimeoutMs;
   const metrics = createGatewayMetrics({ processMetrics: true });
 
-  const platform = createPlatformClient({ ...upstreams.platform, timeoutMs, onCall: metrics.platformCall });
+  const platform = tracedPlatform(createPlatformClient({ ...upstreams.platform, timeoutMs, onCall: metrics.platformCall }));
   const keyService = createKeyServiceClient({ ...upstreams.keyService, timeoutMs, onCall: metrics.keyServiceCall });
   const usage = createUsageBuffer({
     sink: keyService,

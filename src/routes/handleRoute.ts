@@ -4,6 +4,7 @@ import type { Principal } from '../auth/principal.js';
 import { cacheControlField, cacheStatusField, matchesIfNoneMatch } from '../cache/cacheFields.js';
 import { ApiError, UpstreamError } from '../errors.js';
 import type { Services } from '../services.js';
+import { inSpan } from '../telemetry/spans.js';
 import type { PublicRoute } from './publicRoute.js';
 
 /** The answer depends on the organization behind the key, whichever header carried it. */
@@ -28,7 +29,11 @@ export function handleRoute<P extends Record<string, string | number>>(
     const organizationId = principal.organizationId;
     // The organization leads the key: no two organizations can ever share an entry.
     const key = `${organizationId}\u0000${route.path}\u0000${JSON.stringify(params)}`;
-    const result = await cache.get(key, () => route.load({ platform, organizationId }, params).catch(asPlatformFailure));
+    const result = await inSpan('cache', async (span) => {
+      const found = await cache.get(key, () => route.load({ platform, organizationId }, params).catch(asPlatformFailure));
+      span.setAttribute('cache.result', found.status);
+      return found;
+    });
     metrics?.cacheLookup(result.status);
     const { answer } = result;
     const res = ctx.res;

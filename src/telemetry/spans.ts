@@ -31,13 +31,20 @@ export function tracingOn(): boolean {
   return tracing;
 }
 
+export interface SpanOptions {
+  readonly attributes?: Attributes;
+  /** A trace of its own (background work such as the usage flush), not a child of whatever request scheduled it. */
+  readonly root?: boolean;
+}
+
 /**
  * Runs `work` inside a span named `name` (a child of the active one), ends it when the
  * work settles, and marks it failed when the work throws. The one wrapper call sites use.
  */
-export function inSpan<T>(name: string, work: (span: Span) => Promise<T>, attributes?: Attributes): Promise<T> {
+export function inSpan<T>(name: string, work: (span: Span) => Promise<T>, options: SpanOptions = {}): Promise<T> {
   if (!tracing) return work(NO_SPAN);
-  return tracer.startActiveSpan(name, attributes === undefined ? {} : { attributes }, async (span) => {
+  const spanOptions = { ...(options.attributes ? { attributes: options.attributes } : {}), ...(options.root ? { root: true } : {}) };
+  return tracer.startActiveSpan(name, spanOptions, async (span) => {
     try {
       return await work(span);
     } catch (err: unknown) {
@@ -85,4 +92,9 @@ export function activeTraceId(): string | undefined {
   if (span === undefined) return undefined;
   const { traceId } = span.spanContext();
   return trace.isSpanContextValid(span.spanContext()) ? traceId : undefined;
+}
+
+/** Writes traceparent/tracestate for the active span into outgoing headers (a no-op untraced). */
+export function injectTraceHeaders(headers: Record<string, string>): void {
+  if (tracing) propagation.inject(context.active(), headers);
 }

@@ -2,6 +2,7 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import type { Readable, Transform } from 'node:stream';
+import { injectTraceHeaders } from '../telemetry/spans.js';
 import { UpstreamResponse, UpstreamResponseHeaders } from './upstreamResponse.js';
 
 /** What graphql-request passes to its `fetch` for a POST (it adds options fetch ignores). */
@@ -62,6 +63,8 @@ export function createNodeHttpFetch(options: NodeHttpFetchOptions = {}): Upstrea
       (given instanceof Headers ? given : new Headers(given)).forEach((value, name) => {
         headers[name] = value;
       });
+      // node:http has no OpenTelemetry hook loaded here (undici's is): carry the trace on.
+      injectTraceHeaders(headers);
       const body = init?.body;
       // graphql-request's init reaches here through a cast (see the platform client): check it.
       if (body !== undefined && body !== null && typeof body !== 'string') {

@@ -5,6 +5,7 @@ import { UpstreamError } from '../errors.js';
 import { retryDelayMs } from './retryDelay.js';
 import type { UsageEvent, UsageSink } from './usageEvent.js';
 import type { UsageRecorder } from './usageRecorder.js';
+import { inSpan } from '../telemetry/spans.js';
 
 export interface UsageBufferOptions {
   readonly sink: UsageSink;
@@ -135,7 +136,10 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageRecorder {
         }
         const current = batch;
         try {
-          const receipt = await sink.recordUsage(current);
+          const receipt = await inSpan('usage.flush', () => sink.recordUsage(current), {
+            root: true,
+            attributes: { 'usage.events': current.length },
+          });
           if (receipt.accepted + receipt.duplicates !== current.length) {
             logger.warn(
               { sent: current.length, accepted: receipt.accepted, duplicates: receipt.duplicates },
