@@ -23,7 +23,7 @@ const CAUSES: Readonly<Record<string, string>> = {
  * folder and the cause; null for anything else (a bug, left to surface with its stack).
  */
 export function startupFailureLine(err: unknown, target: ListenTarget): string | null {
-  if (err instanceof DataDirBusy) return `cannot start: the data directory ${err.dataDir} is locked: ${err.message}`;
+  if (err instanceof DataDirBusy) return `cannot start: the data directory is locked: ${err.message}`;
   const code = typeof err === 'object' && err !== null && 'code' in err ? (err as { code: unknown }).code : undefined;
   if (typeof code !== 'string' || !(code in CAUSES)) return null;
   const host = target.host.includes(':') ? `[${target.host}]` : target.host;
