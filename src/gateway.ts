@@ -70,11 +70,14 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   metrics.observeLimiterAvailability(() => limiter.available());
   const cache = createAnswerCache({ ttlSeconds: config.cacheTtlSeconds, now });
 
-  const readiness = createReadiness({
-    platform: platformProbe(platform),
-    keyService: keyServiceProbe({ ...upstreams.keyService, timeoutMs, onCall: metrics.keyServiceCall }),
-    ...(config.redisUrl ? { redis: () => limiter.available() } : {}),
-  }, { logger });
+  const readiness = createReadiness(
+    {
+      platform: platformProbe(platform),
+      keyService: keyServiceProbe({ ...upstreams.keyService, timeoutMs, onCall: metrics.keyServiceCall }),
+      ...(config.redisUrl ? { redis: () => limiter.available() } : {}),
+    },
+    { logger },
+  );
 
   const app = createApp({ logger, now, authenticator, limiter, cache, usage, platform, metrics, readiness });
   const server = createHttpServer(app, { logger, metrics, keepAliveTimeoutMs: config.keepAliveTimeoutMs });

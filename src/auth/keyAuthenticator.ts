@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { ApiError } from '../errors.js';
 import type { KeyEventStream, KeyServiceClient, KeyServiceEvent, Verification } from '../upstream/keyServiceClient.js';
 import { principalFor } from './accessDecision.js';
 import { authFailure } from './authFailures.js';
