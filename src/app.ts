@@ -16,6 +16,7 @@ import type { PublicRoute } from './routes/publicRoute.js';
 import { PUBLIC_ROUTES } from './routes/publicRoutes.js';
 import { takeFromLimit } from './routes/requestLimit.js';
 import type { Services } from './services.js';
+import { inSpan } from './telemetry/spans.js';
 
 /**
  * The whole request path, top to bottom:
@@ -60,11 +61,13 @@ export function createApp(services: Services): Koa<AppState> {
       ctx.state.route = route.path;
       // Every answer here, refusals included, depends on the key presented.
       ctx.set('Vary', CALLER_VARY);
-      const principal = await authenticator.authenticate(requestCredentials(ctx, trustedProxyHops));
+      const principal = await inSpan('auth', () => authenticator.authenticate(requestCredentials(ctx, trustedProxyHops)));
       ctx.state.principal = principal;
       let counted = false;
       try {
-        await takeFromLimit(ctx, limiter, principal.organizationId, services.now().getTime(), metrics.limiterDecision);
+        await inSpan('limit', () =>
+          takeFromLimit(ctx, limiter, principal.organizationId, services.now().getTime(), metrics.limiterDecision),
+        );
         usage.ensureRoom();
         await answer(ctx, principal);
         // Every successful answer (200, or 304 for an unchanged one) counts once; failures never do.

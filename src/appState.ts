@@ -7,6 +7,8 @@ export interface AppState {
   route?: string;
   /** Set by authentication; absent on unauthenticated paths. */
   principal?: Principal;
-  /** The refusal's stable reason (or error code), for the log line; absent on success. */
+  /** The prefix of the key presented, once read: logged even when the key is refused. */
+  keyPrefix?: string;
+  /** The `reason` of a refusal (e.g. `expired_key`), for the request's log line. */
   refusal?: string;
 }

@@ -1,19 +1,31 @@
 import { z } from 'zod';
+import { TelemetryEnv, tracingConfig, type TracingConfig } from './telemetry/telemetryConfig.js';
 
 /**
  * The only reader of process.env. Every variable is validated once at start;
  * a bad value stops the process with one clear line per problem.
  */
 
+/** Every bound in one wording, so an operator always learns the allowed range and what was given. */
 const integer = (name: string, fallback: number, min: number, max: number) =>
   z
     .string()
     .trim()
-    .regex(/^\d+$/, `${name} must be a whole number`)
-    .transform(Number)
-    .pipe(z.number().int().min(min, `${name} must be at least ${min}`).max(max, `${name} must be at most ${max}`))
     .optional()
-    .transform((value) => value ?? fallback);
+    .superRefine((value, ctx) => {
+      if (value !== undefined && !(/^\d+$/.test(value) && Number(value) >= min && Number(value) <= max)) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be between ${min} and ${max} (got ${value})` });
+      }
+    })
+    .transform((value) => (value === undefined ? fallback : Number(value)));
+
+/**
+ * Above the 60 s idle timeout of common load balancers: the balancer, not the gateway, must
+ * close an idle connection first, or it may send a request on a socket being closed (a 502).
+ */
+export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const url = (name: string) =>
   z
@@ -55,9 +67,10 @@ const EnvSchema = z.object({
   KEY_SERVICE_TOKEN: z.preprocess(emptyAsUndefined, z.string().optional()),
   // Below the platform's own 10 s cut-off, so the gateway answers 504 before the platform gives up.
   UPSTREAM_TIMEOUT_MS: z.preprocess(emptyAsUndefined, integer('UPSTREAM_TIMEOUT_MS', 5000, 50, 9000)),
+  // Case-insensitive: INFO and info are the same level to an operator.
   LOG_LEVEL: z.preprocess(
-    emptyAsUndefined,
-    z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).optional(),
+    (value) => (typeof value === 'string' ? emptyAsUndefined(value.trim().toLowerCase()) : value),
+    z.enum(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }).optional(),
   ).transform((v) => v ?? 'info'),
   REDIS_URL: z.preprocess(
     emptyAsUndefined,
@@ -94,6 +107,11 @@ const EnvSchema = z.object({
   MAX_CONNECTIONS: z.preprocess(emptyAsUndefined, integer('MAX_CONNECTIONS', 2000, 10, 100_000)),
   // Unset: /metrics, /readyz and /healthz are served on PORT. Set: only there.
   ADMIN_PORT: z.preprocess(emptyAsUndefined, integer('ADMIN_PORT', -1, 0, 65535)),
+  KEEP_ALIVE_TIMEOUT_MS: z.preprocess(
+    emptyAsUndefined,
+    integer('KEEP_ALIVE_TIMEOUT_MS', DEFAULT_KEEP_ALIVE_TIMEOUT_MS, 1000, 600_000),
+  ),
+  ...TelemetryEnv,
 });
 
 export interface UpstreamTarget {
@@ -118,7 +136,7 @@ export interface Config {
   /** null: run the embedded local platform and key service (no upstreams configured). */
   readonly upstreams: { readonly platform: UpstreamTarget; readonly keyService: UpstreamTarget } | null;
   readonly upstreamTimeoutMs: number;
-  readonly logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  readonly logLevel: (typeof LOG_LEVELS)[number];
   /** null: no shared Redis; the request limit is counted in this process. */
   readonly redis: RedisTarget | null;
   readonly rateLimit: { readonly requests: number; readonly windowSeconds: number };
@@ -139,6 +157,10 @@ export interface Config {
   readonly maxConnections: number;
   /** Where /metrics, /readyz and /healthz are served instead of the public port; null: on the public port. */
   readonly adminPort: number | null;
+  /** How long an idle keep-alive connection stays open. */
+  readonly keepAliveTimeoutMs: number;
+  /** null: tracing off (no OTLP endpoint, or disabled by the OTEL_* variables). */
+  readonly tracing: TracingConfig | null;
 }
 
 export class ConfigError extends Error {
@@ -207,6 +229,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cacheMaxMb: e.CACHE_MAX_MB,
     maxConnections: e.MAX_CONNECTIONS,
     adminPort: e.ADMIN_PORT === -1 ? null : e.ADMIN_PORT,
+    keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+    tracing: tracingConfig(e),
   });
 }
 

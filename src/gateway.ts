@@ -16,6 +16,7 @@ import type { ManagedRequestLimiter } from './limits/requestLimiter.js';
 import type { LocalUpstreams } from './local/startLocalUpstreams.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { createPlatformClient } from './platform/platformClient.js';
+import { tracedPlatform } from './telemetry/tracedPlatform.js';
 import { createKeyServiceClient } from './upstream/keyServiceClient.js';
 import { createUsageBuffer } from './usage/createUsageBuffer.js';
 import { createUsageLedger } from './usage/usageLedger.js';
@@ -55,7 +56,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const timeoutMs = config.upstreamTimeoutMs;
   const metrics = createGatewayMetrics({ processMetrics: true });
 
-  const platform = createPlatformClient({ ...upstreams.platform, timeoutMs, onCall: metrics.platformCall });
+  const platform = tracedPlatform(createPlatformClient({ ...upstreams.platform, timeoutMs, onCall: metrics.platformCall }));
   const keyService = createKeyServiceClient({ ...upstreams.keyService, timeoutMs, onCall: metrics.keyServiceCall });
   const ledger = createUsageLedger();
   const usage = createUsageBuffer({
@@ -95,11 +96,14 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   metrics.observeLimiterAvailability(() => limiter.available());
   const cache = createAnswerCache({ ttlSeconds: config.cacheTtlSeconds, maxBytes: config.cacheMaxMb * 1024 * 1024, now });
 
-  const readiness = createReadiness({
-    platform: platformProbe(platform),
-    keyService: keyServiceProbe(keyService),
-    ...(redis ? { redis: () => limiter.available() } : {}),
-  });
+  const readiness = createReadiness(
+    {
+      platform: platformProbe(platform),
+      keyService: keyServiceProbe(keyService),
+      ...(redis ? { redis: () => limiter.available() } : {}),
+    },
+    { logger },
+  );
 
   const { trustedProxyHops } = config;
   const watchOnAdminPort = config.adminPort !== null;
@@ -118,7 +122,12 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     watchOnAdminPort,
     refusalDelayMs: REFUSAL_DELAY_MS,
   });
-  const server = createHttpServer(app, { logger, metrics, maxConnections: config.maxConnections });
+  const server = createHttpServer(app, {
+    logger,
+    metrics,
+    maxConnections: config.maxConnections,
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+  });
   const admin = watchOnAdminPort ? createHttpServer(createAdminApp({ logger, metrics, readiness }), { logger, metrics }) : null;
   const closeAdmin = async () => {
     admin?.closeAllConnections();

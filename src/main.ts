@@ -1,35 +1,45 @@
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, loadConfig, type Config } from './config.js';
 import { createLogger } from './logger.js';
 import { startGateway } from './gateway.js';
-import { DataDirBusy } from './local/dataDirFiles.js';
 import { installShutdown } from './lifecycle/shutdown.js';
 import { startBanner } from './startBanner.js';
+import { startupFailureLine } from './startupFailure.js';
+import type { Tracing } from './telemetry/startTracing.js';
 
-/** read config → build services → listen → shut down cleanly on SIGTERM/SIGINT. */
+/** The exit code of every failure to start that the operator can fix (configuration, port, folder). */
+const EXIT_CANNOT_START = 2;
+
+/** read config → tracing (when configured) → build services → listen → shut down cleanly on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
-  let config;
+  let config: Config;
   try {
     config = loadConfig();
   } catch (err: unknown) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
+    if (err instanceof ConfigError) cannotStart(err.message);
     throw err;
   }
-  const logger = createLogger(config.logLevel);
+  // Loaded only when configured: without OTEL_* variables the SDK is never imported.
+  const tracing: Tracing | null = config.tracing
+    ? await (await import('./telemetry/startTracing.js')).startTracing(config.tracing)
+    : null;
+  const logger = createLogger(config.logLevel, { traceIds: tracing !== null });
   let gateway;
   try {
     gateway = await startGateway(config, logger);
   } catch (err: unknown) {
-    if (err instanceof DataDirBusy) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(1);
-    }
+    const line = startupFailureLine(err, config);
+    if (line !== null) cannotStart(line);
     throw err;
   }
-  installShutdown({ server: gateway.server, closers: gateway.closers, logger });
+  // Last: spans of the final usage flush are exported too.
+  const closers = tracing ? [...gateway.closers, () => tracing.shutdown()] : gateway.closers;
+  installShutdown({ server: gateway.server, closers, logger });
   process.stdout.write(startBanner(gateway));
+}
+
+function cannotStart(line: string): never {
+  process.stderr.write(`${line}\n`);
+  process.exit(EXIT_CANNOT_START);
 }
 
 await main();

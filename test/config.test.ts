@@ -38,6 +38,8 @@ describe('config', () => {
       cacheMaxMb: 8,
       maxConnections: 2000,
       adminPort: null,
+      keepAliveTimeoutMs: 65_000,
+      tracing: null,
     });
     assert.ok(Object.isFrozen(config));
   });
@@ -122,12 +124,12 @@ describe('config', () => {
       PLATFORM_GRAPHQL_URL: 'ftp://platform',
     });
     const text = problems.join('\n');
-    assert.match(text, /PORT: PORT must be a whole number/);
-    assert.match(text, /UPSTREAM_TIMEOUT_MS: UPSTREAM_TIMEOUT_MS must be at most 9000/);
-    assert.match(text, /LOG_LEVEL:/);
+    assert.match(text, /PORT: PORT must be between 0 and 65535 \(got eighty\)/);
+    assert.match(text, /UPSTREAM_TIMEOUT_MS: UPSTREAM_TIMEOUT_MS must be between 50 and 9000 \(got 10000\)/);
+    assert.match(text, /LOG_LEVEL: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/);
     assert.match(text, /REDIS_URL: REDIS_URL must start with redis:\/\/ or rediss:\/\//);
-    assert.match(text, /RATE_LIMIT_REQUESTS: RATE_LIMIT_REQUESTS must be at least 1/);
-    assert.match(text, /CACHE_TTL_SECONDS: CACHE_TTL_SECONDS must be a whole number/);
+    assert.match(text, /RATE_LIMIT_REQUESTS: RATE_LIMIT_REQUESTS must be between 1 and 1000000 \(got 0\)/);
+    assert.match(text, /CACHE_TTL_SECONDS: CACHE_TTL_SECONDS must be between 0 and 3600 \(got -1\)/);
     assert.match(text, /PLATFORM_GRAPHQL_URL: PLATFORM_GRAPHQL_URL must use http or https/);
     assert.equal(problems.length, 7);
   });
@@ -146,6 +148,72 @@ describe('config', () => {
 
   it('keeps the upstream timeout below the platform cut-off of 10 s', () => {
     assert.equal(loadConfig({ UPSTREAM_TIMEOUT_MS: '9000' }).upstreamTimeoutMs, 9000);
-    assert.match(problemsOf({ UPSTREAM_TIMEOUT_MS: '9001' }).join(), /at most 9000/);
+    assert.match(problemsOf({ UPSTREAM_TIMEOUT_MS: '9001' }).join(), /between 50 and 9000 \(got 9001\)/);
+  });
+
+  it('reads LOG_LEVEL whatever its case', () => {
+    assert.equal(loadConfig({ LOG_LEVEL: 'INFO' }).logLevel, 'info');
+    assert.equal(loadConfig({ LOG_LEVEL: ' Warn ' }).logLevel, 'warn');
+  });
+
+  it('keeps idle connections open longer than a load balancer would (65 s), within its bounds', () => {
+    assert.equal(loadConfig({ KEEP_ALIVE_TIMEOUT_MS: '120000' }).keepAliveTimeoutMs, 120_000);
+    assert.deepEqual(problemsOf({ KEEP_ALIVE_TIMEOUT_MS: '999' }), [
+      'KEEP_ALIVE_TIMEOUT_MS: KEEP_ALIVE_TIMEOUT_MS must be between 1000 and 600000 (got 999)',
+    ]);
+  });
+
+  describe('tracing (OTEL_*)', () => {
+    it('is off without an OTLP endpoint, or when the SDK or the exporter is turned off', () => {
+      assert.equal(loadConfig({ OTEL_SERVICE_NAME: 'gw' }).tracing, null);
+      const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' };
+      assert.equal(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: 'true' }).tracing, null);
+      assert.equal(loadConfig({ ...endpoint, OTEL_TRACES_EXPORTER: 'none' }).tracing, null);
+    });
+
+    it('follows the specification: /v1/traces appended to the base endpoint, protobuf by default', () => {
+      assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/' }).tracing, {
+        url: 'http://127.0.0.1:4318/v1/traces',
+        protocol: 'http/protobuf',
+        headers: {},
+        serviceName: 'seo-public-rest-gateway',
+        sampler: 'parentbased_always_on',
+        samplerRatio: 1,
+      });
+      const tracing = loadConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9999/custom',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_HEADERS: 'api-key=s%20ecret,X-Tenant=acme',
+        OTEL_SERVICE_NAME: 'edge-gateway',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.25',
+      }).tracing;
+      assert.deepEqual(tracing, {
+        url: 'http://127.0.0.1:9999/custom',
+        protocol: 'http/json',
+        headers: { 'api-key': 's ecret', 'x-tenant': 'acme' },
+        serviceName: 'edge-gateway',
+        sampler: 'parentbased_traceidratio',
+        samplerRatio: 0.25,
+      });
+    });
+
+    it('refuses what it cannot honour, one line each', () => {
+      const problems = problemsOf({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318',
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
+        OTEL_TRACES_SAMPLER: 'sometimes',
+        OTEL_TRACES_SAMPLER_ARG: '1.5',
+        OTEL_EXPORTER_OTLP_HEADERS: '=nokey',
+      });
+      assert.deepEqual(problems, [
+        'OTEL_EXPORTER_OTLP_ENDPOINT: OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http(s) URL',
+        'OTEL_EXPORTER_OTLP_PROTOCOL: OTEL_EXPORTER_OTLP_PROTOCOL: grpc is not supported; use http/protobuf or http/json',
+        'OTEL_EXPORTER_OTLP_HEADERS: OTEL_EXPORTER_OTLP_HEADERS must be a list of key=value pairs separated by commas',
+        'OTEL_TRACES_SAMPLER: OTEL_TRACES_SAMPLER must be always_on, always_off, traceidratio or parentbased_ followed by one of those',
+        'OTEL_TRACES_SAMPLER_ARG: OTEL_TRACES_SAMPLER_ARG must be between 0 and 1 (got 1.5)',
+      ]);
+    });
   });
 });

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino';
-import { ApiError } from '../errors.js';
 import type { KeyEventStream, KeyServiceClient, KeyServiceEvent, Verification } from '../upstream/keyServiceClient.js';
 import type { UsageLedger } from '../usage/usageLedger.js';
 import { isCeilingReached, principalFor } from './principalFor.js';
@@ -211,23 +210,19 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       if (isJwtShaped(text)) throw authFailure('not_an_api_key');
       const key = toWellFormedKey(text);
       if (key === null) throw authFailure('malformed_key');
+      credentials.onKeyPrefix?.(key.prefix);
       let answer = await answerFor(key.keyHash);
       if (answer !== null && refusalInDoubt(answer)) answer = await confirm(key.keyHash, answer.verification.organization.id);
-      try {
-        if (answer === null) return principalFor(null, key, now(), 0);
-        const { verification, marks } = answer;
-        const organizationId = verification.organization.id;
-        // Checked and counted in one synchronous step: no other request can take the same place.
-        const unseen = ledger.unseen(organizationId, marks);
-        const principal = principalFor(verification, key, now(), unseen);
-        const { used, ceiling } = verification.organization.usage;
-        const near = ceiling !== null && ceiling - used - unseen <= settings.nearCeilingMargin;
-        return { ...principal, admission: ledger.admit(organizationId, near) };
-      } catch (err: unknown) {
-        // Only keys the service knows: a flood of made-up keys must not write a line each here.
-        if (err instanceof ApiError && answer !== null) logger.info({ keyPrefix: key.prefix, reason: err.reason }, 'key refused');
-        throw err;
-      }
+      // A refusal is logged once, on the request's own line (prefix and reason).
+      if (answer === null) return principalFor(null, key, now(), 0);
+      const { verification, marks } = answer;
+      const organizationId = verification.organization.id;
+      // Checked and counted in one synchronous step: no other request can take the same place.
+      const unseen = ledger.unseen(organizationId, marks);
+      const principal = principalFor(verification, key, now(), unseen);
+      const { used, ceiling } = verification.organization.usage;
+      const near = ceiling !== null && ceiling - used - unseen <= settings.nearCeilingMargin;
+      return { ...principal, admission: ledger.admit(organizationId, near) };
     },
 
     start() {

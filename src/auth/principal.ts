@@ -21,6 +21,8 @@ export interface PresentedCredentials {
   readonly apiKeyHeader: string | string[] | undefined;
   /** The caller's address (socket, or as trusted proxies reported it); absent outside HTTP. */
   readonly clientAddress?: string;
+  /** Told the prefix of a well-formed key once read, so a refusal's log line can name the key. */
+  readonly onKeyPrefix?: (keyPrefix: string) => void;
 }
 
 /** Turns presented credentials into a principal, or throws ApiError (401/403/503). */

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import { DEFAULT_KEEP_ALIVE_TIMEOUT_MS } from '../config.js';
 import { failureBody } from '../envelope.js';
 import { ApiError, type ErrorCode } from '../errors.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
@@ -17,7 +18,11 @@ export interface HttpServerOptions {
   readonly headersTimeoutMs?: number;
   /** A client must finish sending its whole request within this time. */
   readonly requestTimeoutMs?: number;
-  /** An idle keep-alive connection is closed after this time. */
+  /**
+   * An idle keep-alive connection is closed after this time. Node counts the two limits
+   * above from a request's first byte, not from the end of the previous one, so an idle
+   * connection outliving them is no loophole for slow clients.
+   */
   readonly keepAliveTimeoutMs?: number;
   /** How often Node checks the two timeouts above (its default, 30 s, would let them overrun). */
   readonly timeoutCheckIntervalMs?: number;
@@ -32,7 +37,7 @@ export const HTTP_SERVER_DEFAULTS = {
   maxUrlBytes: 8 * 1024,
   headersTimeoutMs: 10_000,
   requestTimeoutMs: 30_000,
-  keepAliveTimeoutMs: 5_000,
+  keepAliveTimeoutMs: DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
   timeoutCheckIntervalMs: 1_000,
 } as const;
 

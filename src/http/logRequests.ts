@@ -2,30 +2,35 @@ import type { ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 import { holdsKeyMark } from '../auth/keyInUrl.js';
+import { activeTraceId } from '../telemetry/spans.js';
 
 /** Long enough for every real route; a longer path is cut so one request cannot flood the log. */
 const MAX_LOGGED_PATH = 256;
 
 /**
- * One JSON line per request. Fields are values pino escapes (a newline in any input
+ * One JSON line per request, the only one: who asked (organization, key prefix), what
+ * came of it (status, and the refusal's reason), and the ids that find it elsewhere
+ * (requestId; traceId when traced). Fields are values pino escapes (a newline in any input
  * becomes `\n` inside a JSON string, never a second line); the key never appears,
  * only its prefix. The query string (which may hold a misplaced key) is left out, and
  * a path segment that looks like a key is replaced before it is logged.
  */
 export function logRequest(logger: Logger, ctx: ParameterizedContext<AppState>, durationMs: number): void {
   if (!logger.isLevelEnabled('info')) return;
-  const principal = ctx.state.principal;
+  const { principal, refusal } = ctx.state;
+  const traceId = activeTraceId();
   logger.info(
     {
       requestId: ctx.state.requestId,
+      ...(traceId === undefined ? {} : { traceId }),
       method: ctx.method,
       route: ctx.state.route ?? null,
       path: loggablePath(ctx.path),
       status: ctx.status,
       durationMs: Math.round(durationMs * 100) / 100,
       organizationId: principal?.organizationId ?? null,
-      keyPrefix: principal?.keyPrefix ?? null,
-      ...(ctx.state.refusal === undefined ? {} : { reason: ctx.state.refusal }),
+      keyPrefix: principal?.keyPrefix ?? ctx.state.keyPrefix ?? null,
+      ...(refusal === undefined ? {} : { reason: refusal }),
     },
     'request',
   );

@@ -1,8 +1,9 @@
-import type { Middleware } from 'koa';
+import type { Middleware, Next, ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { routeLabel } from '../metrics/routeLabel.js';
+import { endServerSpan, startServerSpan, tracingOn, withContext } from '../telemetry/spans.js';
 import { logRequest } from './logRequests.js';
 import { createRefusalLog } from './refusalLog.js';
 import { delayRefusal } from './refusalDelay.js';
@@ -15,6 +16,8 @@ import { setSecurityHeaders } from './securityHeaders.js';
  * failure into the error envelope; then, whatever happened, count and time it and
  * write its log line. One middleware rather than four: each Koa layer costs an async
  * call per request, and these four always run together, in this order.
+ * When tracing is on, all of it runs inside the request's server span, so every span
+ * and log line of the request belongs to the caller's trace.
  */
 export function observeRequests(
   logger: Logger,
@@ -22,7 +25,7 @@ export function observeRequests(
   refusalDelayMs = 0,
   refusals = createRefusalLog(logger),
 ): Middleware<AppState> {
-  return async (ctx, next) => {
+  const observe = async (ctx: ParameterizedContext<AppState>, next: Next): Promise<void> => {
     const started = performance.now();
     assignRequestId(ctx);
     try {
@@ -39,5 +42,12 @@ export function observeRequests(
     if (refusal === undefined || ctx.state.principal !== undefined || (ctx.status >= 500 && ctx.status !== 503) || refusals.admit(refusal)) {
       logRequest(logger, ctx, ms);
     }
+  };
+  return (ctx, next) => {
+    if (!tracingOn()) return observe(ctx, next);
+    const server = startServerSpan(ctx.method, ctx.req.headers);
+    return withContext(server.context, () =>
+      observe(ctx, next).finally(() => endServerSpan(server.span, ctx.method, ctx.state.route, ctx.status)),
+    );
   };
 }

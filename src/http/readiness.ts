@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { withDeadline } from '../upstream/deadline.js';
 
 /**
@@ -27,6 +28,8 @@ export interface ReadinessOptions {
    */
   readonly maxAgeMs?: number;
   readonly now?: () => number;
+  /** A run with a failing check writes one line naming the checks and why (never a stack). */
+  readonly logger?: Pick<Logger, 'warn'>;
 }
 
 const DEFAULT_TIMEOUT_MS = 2000;
@@ -44,12 +47,17 @@ export function createReadiness(
 
   async function run(): Promise<ReadinessReport> {
     const names = Object.keys(probes);
-    const results = await Promise.all(names.map((name) => passes(probes[name], timeoutMs)));
+    const results = await Promise.all(names.map((name) => outcomeOf(probes[name], timeoutMs)));
     const checks: Record<string, boolean> = {};
+    const failures: Record<string, string> = {};
     names.forEach((name, i) => {
-      checks[name] = results[i] === true;
+      const outcome = results[i] ?? 'missing';
+      checks[name] = outcome === 'ok';
+      if (outcome !== 'ok') failures[name] = outcome;
     });
-    return { ready: results.every(Boolean), checks };
+    const ready = Object.keys(failures).length === 0;
+    if (!ready) options.logger?.warn({ checks, failures }, 'not ready');
+    return { ready, checks };
   }
 
   return {
@@ -70,10 +78,11 @@ export function alwaysReady(): Readiness {
   return { check: async () => ({ ready: true, checks: {} }) };
 }
 
-function passes(probe: ReadinessProbe | undefined, timeoutMs: number): Promise<boolean> {
-  if (probe === undefined) return Promise.resolve(false);
+/** `ok`, or in a few words why not: the error's message only, never its stack. */
+function outcomeOf(probe: ReadinessProbe | undefined, timeoutMs: number): Promise<string> {
+  if (probe === undefined) return Promise.resolve('missing');
   return withDeadline(timeoutMs, () => Promise.resolve().then(probe), 'readiness probe').then(
-    (ok) => ok === true,
-    () => false,
+    (ok) => (ok === true ? 'ok' : 'failed'),
+    (err: unknown) => (err instanceof Error ? `${err.name}: ${err.message}` : 'failed'),
   );
 }

@@ -15,6 +15,9 @@ export function requestCredentials(ctx: ParameterizedContext<AppState>, trustedP
     // Node joins repeated X-API-Key lines with ", "; a key never holds a comma.
     apiKeyHeader: headers['x-api-key'],
     clientAddress: clientAddress(ctx.req.socket.remoteAddress, headers['x-forwarded-for'], trustedProxyHops),
+    onKeyPrefix: (keyPrefix) => {
+      ctx.state.keyPrefix = keyPrefix;
+    },
   };
 }
 

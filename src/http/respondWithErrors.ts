@@ -16,6 +16,7 @@ export function respondWithError(ctx: ParameterizedContext<AppState>, err: unkno
   }
   ctx.state.refusal = apiError.reason ?? apiError.code;
   ctx.status = apiError.status;
+  if (apiError.reason !== undefined) ctx.state.refusal = apiError.reason;
   for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
   ctx.type = 'application/json';
   ctx.body = failureBody(apiError, ctx.state.requestId);

@@ -1,26 +1,22 @@
 import type { Middleware } from 'koa';
 import type { AppState } from '../appState.js';
-import { ApiError } from '../errors.js';
 import type { Readiness } from './readiness.js';
 
 const RETRY_AFTER_SECONDS = '5';
 
 /**
- * GET /readyz: 200 while every upstream answers, else 503 in the envelope. It names
- * which dependency failed (a fixed name like `platform`), never a host or a message.
+ * GET /readyz: `{ checks }` in one shape either way, 200 when every check passes, else
+ * 503 with Retry-After, so a load balancer and a person read the same body. A check is
+ * a fixed name like `platform`, never a host or an upstream's message (those go to the
+ * log, once per readiness run). Not the error envelope: not being ready is this route's
+ * answer, not a failure of the request.
  */
 export function serveReadiness(readiness: Readiness): Middleware<AppState> {
   return async (ctx) => {
     const report = await readiness.check();
     ctx.set('Cache-Control', 'no-store');
-    if (!report.ready) {
-      const failing = Object.keys(report.checks).filter((name) => !report.checks[name]);
-      throw new ApiError('SERVICE_UNAVAILABLE', `Not ready: ${failing.join(', ')} cannot be reached.`, {
-        reason: 'not_ready',
-        headers: { 'Retry-After': RETRY_AFTER_SECONDS, 'Cache-Control': 'no-store' },
-      });
-    }
-    ctx.status = 200;
-    ctx.body = { status: 'ready', checks: report.checks };
+    if (!report.ready) ctx.set('Retry-After', RETRY_AFTER_SECONDS);
+    ctx.status = report.ready ? 200 : 503;
+    ctx.body = { checks: report.checks };
   };
 }

@@ -1,4 +1,5 @@
-import type { Middleware } from 'koa';
+import type { RouterContext } from '@koa/router';
+import type { Next } from 'koa';
 import type { AppState } from '../appState.js';
 import { ApiError } from '../errors.js';
 
@@ -16,10 +17,19 @@ export function methodNotAllowed(): ApiError {
 /**
  * The one fallback, placed before the router: when nothing downstream answered (no
  * route has this path, and allowedMethods found no other method for it), it is 404.
+ * A 405 is labelled with the pattern of the route whose path matched (metrics, log).
  */
-export function routeNotFound(): Middleware<AppState> {
-  return async (ctx, next) => {
-    await next();
+export function routeNotFound() {
+  return async (ctx: RouterContext<AppState>, next: Next): Promise<void> => {
+    try {
+      await next();
+    } catch (err: unknown) {
+      if (err instanceof ApiError && err.status === 405 && ctx.state.route === undefined) {
+        const pattern = ctx.matched?.find((layer) => layer.methods.length > 0)?.path;
+        if (typeof pattern === 'string') ctx.state.route = pattern;
+      }
+      throw err;
+    }
     if (ctx.status !== 404 || ctx.body !== undefined) return;
     throw new ApiError('NOT_FOUND', 'No such route. The v1 routes are listed at /v1/openapi.json.', {
       reason: 'route_not_found',

@@ -16,6 +16,7 @@ import {
 import { MAX_LIFETIME_DAYS, type Key } from './keyStore.js';
 import { startLocalKeyService } from './localKeyService.js';
 import { LOCAL_OWNER_ID } from './seedAccounts.js';
+import { describePermissions, unknownPermissions } from './keyPermissions.js';
 
 /**
  * `npm run keys -- create|list|revoke ...`: key management over the key service's HTTP
@@ -33,7 +34,10 @@ Options:
   --actor <userId>              the acting person (default ${LOCAL_OWNER_ID})
   --actor-permissions <list>    their organization permissions (default manage_api_keys)
   --data-dir <dir>              the local data directory (default LOCAL_DATA_DIR or .local)
-  --json                        print the key service's answer as JSON`;
+  --allow-unknown-permissions   accept --permissions names other than those below (they grant nothing)
+  --json                        print the key service's answer as JSON
+Permissions (--permissions, default read):
+${describePermissions()}`;
 
 export interface CliOutput {
   out(line: string): void;
@@ -56,6 +60,7 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput, now
         'actor-permissions': { type: 'string' },
         'data-dir': { type: 'string' },
         json: { type: 'boolean' },
+        'allow-unknown-permissions': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -81,6 +86,11 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput, now
       if (values.name === undefined) return usageError(output, 'create needs --name <name>');
       if (rest.length > 0) return usageError(output, `unexpected argument: ${rest[0]}`);
       const permissions = (values.permissions ?? 'read').split(',').map((p) => p.trim()).filter(Boolean);
+      const unknown = unknownPermissions(permissions);
+      if (permissions.length === 0) return usageError(output, '--permissions names no permission; a key without one grants nothing');
+      if (unknown.length > 0 && !values['allow-unknown-permissions']) {
+        return usageError(output, `unknown permission ${unknown.join(', ')}: a key with it could never use it (--allow-unknown-permissions to insist)`);
+      }
       const days = values['expires-in-days'];
       if (days !== undefined && !/^\d+$/.test(days.trim())) {
         return usageError(output, `--expires-in-days must be a whole number of days (1 to ${MAX_LIFETIME_DAYS})`);

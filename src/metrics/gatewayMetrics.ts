@@ -14,6 +14,10 @@ export type UpstreamOutcome = 'ok' | UpstreamFailure;
  * these small functions; each is a bound arrow, safe to hand over as a callback.
  * No label ever holds an organization, a key or any other request input: labels are
  * route patterns, operation names and closed sets of outcomes.
+ *
+ * Names: Node's process and runtime metrics under prom-client's standard names (what
+ * Node.js dashboards query), HTTP requests as OpenTelemetry's HTTP server convention in
+ * Prometheus form, and the gateway's own work under `gateway_`.
  */
 export interface GatewayMetrics {
   readonly registry: Registry;
@@ -27,9 +31,7 @@ export interface GatewayMetrics {
   readonly cacheLookup: (status: CacheStatus) => void;
   /** One request-limiter decision. */
   readonly limiterDecision: (outcome: LimiterOutcome) => void;
-  /** The limiter's store (Redis) became reachable or unreachable. */
-  readonly limiterAvailability: (available: boolean) => void;
-  /** Alternatively, a reader asked at every scrape; it wins over limiterAvailability. */
+  /** A reader asked at every scrape: can the limiter enforce the limit (its store is reachable)? */
   readonly observeLimiterAvailability: (read: () => boolean) => void;
   /** A reader asked at every scrape: usage events accepted here, not yet acknowledged. */
   readonly observeUsagePending: (read: () => number) => void;
@@ -44,110 +46,85 @@ export interface GatewayMetrics {
 export interface GatewayMetricsOptions {
   /** Also collect Node's process metrics (CPU, memory, event loop, GC). gateway.ts: true. */
   readonly processMetrics?: boolean;
-  /** Prefix of every metric name. */
-  readonly prefix?: string;
 }
 
-const HTTP_SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** OpenTelemetry's advised boundaries for http.server.request.duration, in seconds. */
+const HTTP_SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 const UPSTREAM_SECONDS_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** The gateway's own metrics; Node's and the HTTP ones keep their standard names. */
+const PREFIX = 'gateway_';
 
 export function createGatewayMetrics(options: GatewayMetricsOptions = {}): GatewayMetrics {
-  const prefix = options.prefix ?? 'gateway_';
   const registry = new Registry();
   const registers = [registry];
-  if (options.processMetrics === true) collectDefaultMetrics({ register: registry, prefix });
+  if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
 
-  new Counter({
-    name: `${prefix}http_requests_total`,
-    help: 'HTTP requests answered, by route pattern, method and status.',
-    labelNames: ['route', 'method', 'status'] as const,
-    registers,
-    // Counted per request in plain numbers (httpRequest below) and handed to prom-client
-    // at each scrape: its inc hashes and checks the labels on every call, on every request.
-    collect() {
-      for (const entry of httpEntries.values()) {
-        if (entry.counted > entry.reported) {
-          this.inc(entry.labels, entry.counted - entry.reported);
-          entry.reported = entry.counted;
-        }
-      }
-    },
-  });
   const httpSeconds = new Histogram({
-    name: `${prefix}http_request_duration_seconds`,
-    help: 'Time to answer an HTTP request, by route pattern and status.',
-    labelNames: ['route', 'status'] as const,
+    name: 'http_server_request_duration_seconds',
+    help: 'Duration of HTTP server requests, by route template, method and status code.',
+    labelNames: ['http_route', 'http_request_method', 'http_response_status_code'] as const,
     buckets: HTTP_SECONDS_BUCKETS,
     registers,
   });
   const platformSeconds = new Histogram({
-    name: `${prefix}platform_request_duration_seconds`,
+    name: `${PREFIX}platform_request_duration_seconds`,
     help: 'Platform GraphQL call latency, by operation and outcome.',
     labelNames: ['operation', 'outcome'] as const,
     buckets: UPSTREAM_SECONDS_BUCKETS,
     registers,
   });
   const platformErrors = new Counter({
-    name: `${prefix}platform_request_errors_total`,
+    name: `${PREFIX}platform_request_errors_total`,
     help: 'Failed platform GraphQL calls, by operation and failure.',
     labelNames: ['operation', 'failure'] as const,
     registers,
   });
   const keyServiceSeconds = new Histogram({
-    name: `${prefix}key_service_request_duration_seconds`,
+    name: `${PREFIX}key_service_request_duration_seconds`,
     help: 'Key service call latency, by operation and outcome.',
     labelNames: ['operation', 'outcome'] as const,
     buckets: UPSTREAM_SECONDS_BUCKETS,
     registers,
   });
   const keyServiceErrors = new Counter({
-    name: `${prefix}key_service_request_errors_total`,
+    name: `${PREFIX}key_service_request_errors_total`,
     help: 'Failed key service calls, by operation and failure.',
     labelNames: ['operation', 'failure'] as const,
     registers,
   });
   const cacheLookups = new Counter({
-    name: `${prefix}cache_lookups_total`,
+    name: `${PREFIX}cache_lookups_total`,
     help: 'Answer cache lookups, by result (hit, miss, stale).',
     labelNames: ['result'] as const,
     registers,
   });
   const limiterDecisions = new Counter({
-    name: `${prefix}limiter_decisions_total`,
+    name: `${PREFIX}limiter_decisions_total`,
     help: 'Request limiter decisions (allowed, limited, unavailable).',
     labelNames: ['decision'] as const,
     registers,
   });
 
   /**
-   * Per (route, method, status): the request count not yet handed to prom-client, and
-   * the duration histogram's label child. Bounded: routes are patterns, Node's parser
-   * knows a fixed set of methods, statuses are few.
+   * Per (route, method, status): the histogram's label child, so a request pays one
+   * map lookup, not prom-client's label checks. Bounded: routes are patterns, Node's
+   * parser knows a fixed set of methods, statuses are few.
    */
-  const httpEntries = new Map<
-    string,
-    {
-      readonly labels: { route: string; method: string; status: string };
-      counted: number;
-      reported: number;
-      readonly time: { observe(value: number): void };
-    }
-  >();
+  const httpTimers = new Map<string, { observe(value: number): void }>();
 
-  let limiterAvailable = true;
   let readLimiterAvailable: (() => boolean) | undefined;
   new Gauge({
-    name: `${prefix}limiter_available`,
+    name: `${PREFIX}limiter_available`,
     help: '1 while the request limiter can enforce the limit (its store is reachable), else 0.',
     registers,
     collect() {
-      this.set(readOr(readLimiterAvailable, limiterAvailable) ? 1 : 0);
+      this.set(readOr(readLimiterAvailable, true) ? 1 : 0);
     },
   });
 
   let readUsagePending: (() => number) | undefined;
   new Gauge({
-    name: `${prefix}usage_events_pending`,
+    name: `${PREFIX}usage_events_pending`,
     help: 'Usage events accepted by this instance and not yet acknowledged by the key service.',
     registers,
     collect() {
@@ -155,12 +132,12 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     },
   });
   const usageFlushed = new Counter({
-    name: `${prefix}usage_events_flushed_total`,
+    name: `${PREFIX}usage_events_flushed_total`,
     help: 'Usage events acknowledged by the key service.',
     registers,
   });
   const usageFlushFailed = new Counter({
-    name: `${prefix}usage_events_flush_failed_total`,
+    name: `${PREFIX}usage_events_flush_failed_total`,
     help: 'Usage events in batches that failed to send (they are retried).',
     registers,
   });
@@ -169,14 +146,12 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     registry,
     httpRequest(route, method, status, seconds) {
       const key = `${route} ${method} ${status}`;
-      let entry = httpEntries.get(key);
-      if (entry === undefined) {
-        const labels = { route, method, status: String(status) };
-        entry = { labels, counted: 0, reported: 0, time: httpSeconds.labels(route, labels.status) };
-        httpEntries.set(key, entry);
+      let timer = httpTimers.get(key);
+      if (timer === undefined) {
+        timer = httpSeconds.labels(route, method, String(status));
+        httpTimers.set(key, timer);
       }
-      entry.counted += 1;
-      entry.time.observe(seconds);
+      timer.observe(seconds);
     },
     platformCall(operation, seconds, outcome) {
       platformSeconds.observe({ operation, outcome }, seconds);
@@ -191,9 +166,6 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     },
     limiterDecision(outcome) {
       limiterDecisions.inc({ decision: outcome });
-    },
-    limiterAvailability(available) {
-      limiterAvailable = available;
     },
     observeLimiterAvailability(read) {
       readLimiterAvailable = read;
@@ -213,7 +185,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   };
 }
 
-/** A scrape must never fail because a reader threw: fall back to the last pushed value. */
+/** A scrape must never fail because a reader threw: fall back to a default. */
 function readOr<T>(read: (() => T) | undefined, fallback: T): T {
   if (read === undefined) return fallback;
   try {

@@ -5,6 +5,7 @@ import { cacheControlField, cacheStatusField, matchesIfNoneMatch } from '../cach
 import { ApiError, UpstreamError } from '../errors.js';
 import { CALLER_VARY } from '../http/securityHeaders.js';
 import type { Services } from '../services.js';
+import { inSpan } from '../telemetry/spans.js';
 import type { PublicRoute } from './publicRoute.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -27,7 +28,11 @@ export function handleRoute(
     const organizationId = principal.organizationId;
     // The organization leads the key: no two organizations can ever share an entry.
     const key = `${organizationId}\u0000${route.path}\u0000${JSON.stringify(request.params)}`;
-    const result = await cache.get(key, () => request.load({ platform, organizationId }).catch(asPlatformFailure));
+    const result = await inSpan('cache', async (span) => {
+      const found = await cache.get(key, () => request.load({ platform, organizationId }).catch(asPlatformFailure));
+      span.setAttribute('cache.result', found.status);
+      return found;
+    });
     metrics?.cacheLookup(result.status);
     const { answer } = result;
     const res = ctx.res;

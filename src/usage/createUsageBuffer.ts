@@ -8,6 +8,7 @@ import type { UsageEvent, UsageSink } from './usageEvent.js';
 import type { UsageLedger } from './usageLedger.js';
 import type { UsageRecorder } from './usageRecorder.js';
 import type { UsageSpool } from './usageSpool.js';
+import { inSpan } from '../telemetry/spans.js';
 
 export interface UsageBufferOptions {
   readonly sink: UsageSink;
@@ -166,7 +167,10 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
         }
         const current = batch;
         try {
-          const receipt = await sink.recordUsage(current);
+          const receipt = await inSpan('usage.flush', () => sink.recordUsage(current), {
+            root: true,
+            attributes: { 'usage.events': current.length },
+          });
           if (receipt.accepted + receipt.duplicates !== current.length) {
             logger.warn(
               { sent: current.length, accepted: receipt.accepted, duplicates: receipt.duplicates },

@@ -47,6 +47,11 @@ export interface BenchSetup {
   readonly gateway: BenchChild<GatewayReady>;
   /** The same with LOG_LEVEL=warn: what the per-request log line costs. */
   readonly gatewayWarnLogs: BenchChild<GatewayReady>;
+  /**
+   * The production default with tracing on, every request sampled, spans posted over OTLP
+   * to the bench's upstream process (which refuses them): what making and sending spans costs.
+   */
+  readonly gatewayTraced: BenchChild<GatewayReady>;
   /** CACHE_TTL_SECONDS=0: every request is a platform call (cold). */
   readonly gatewayCold: BenchChild<GatewayReady>;
   /** Limiter on the bench's own redis-server; null when redis-server is missing. */
@@ -136,6 +141,10 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
     };
     const main = await startGateway('gateway', {});
     const warnLogs = await startGateway('gateway-warn-logs', { LOG_LEVEL: 'warn' });
+    const traced = await startGateway('gateway-traced', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: new URL(upstreams.ready.platform.url).origin,
+      OTEL_TRACES_SAMPLER: 'always_on',
+    });
     const cold = await startGateway('gateway-no-cache', { CACHE_TTL_SECONDS: '0' });
     const withRedis = redis ? await startGateway('gateway-redis', { REDIS_URL: redis.url }) : null;
     const throughTsx = options.withoutTsx ? null : await startGateway('gateway-tsx', {}, 'tsx');
@@ -177,6 +186,7 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
       upstreams,
       gateway: main.child,
       gatewayWarnLogs: warnLogs.child,
+      gatewayTraced: traced.child,
       gatewayCold: cold.child,
       gatewayRedis: withRedis?.child ?? null,
       gatewayTsx: throughTsx?.child ?? null,

@@ -14,9 +14,11 @@ import { answerMemory, isParentMessage, reportFailure, type GatewayReady } from 
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
+  const tracing = config.tracing ? await (await import('../../src/telemetry/startTracing.js')).startTracing(config.tracing) : null;
+  const logger = createLogger(config.logLevel, { traceIds: tracing !== null });
   const gateway = await startGateway(config, logger);
-  const shutdown = installShutdown({ server: gateway.server, closers: gateway.closers, logger });
+  const closers = tracing ? [...gateway.closers, () => tracing.shutdown()] : gateway.closers;
+  const shutdown = installShutdown({ server: gateway.server, closers, logger });
   process.on('message', (message: unknown) => {
     if (!isParentMessage(message)) return;
     if (message.type === 'stop') void shutdown.shutdown('bench finished');

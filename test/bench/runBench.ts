@@ -42,7 +42,7 @@ const MEMORY_SAMPLE_MS = 200;
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS_DIR = join(REPO, 'bench-results');
 
-type TargetId = 'node' | 'koa' | 'koa-work-10' | 'koa-work-40' | 'gateway' | 'gateway-warn' | 'gateway-redis' | 'gateway-tsx' | 'cold-gateway' | 'cold-platform';
+type TargetId = 'node' | 'koa' | 'koa-work-10' | 'koa-work-40' | 'gateway' | 'gateway-warn' | 'gateway-traced' | 'gateway-redis' | 'gateway-tsx' | 'cold-gateway' | 'cold-platform';
 
 interface Target {
   readonly id: TargetId;
@@ -110,6 +110,7 @@ function targetsOf(setup: BenchSetup): Target[] {
     ),
     warm('gateway', 'gateway warm (local limiter)', gw(setup.gateway), setup.gateway, setup.authHeaders),
     warm('gateway-warn', 'gateway warm (LOG_LEVEL=warn)', gw(setup.gatewayWarnLogs), setup.gatewayWarnLogs, setup.authHeaders),
+    warm('gateway-traced', 'gateway warm (tracing on, all sampled)', gw(setup.gatewayTraced), setup.gatewayTraced, setup.authHeaders),
   ];
   if (setup.gatewayRedis) {
     targets.push(warm('gateway-redis', 'gateway warm (Redis limiter)', gw(setup.gatewayRedis), setup.gatewayRedis, setup.authHeaders));
@@ -301,7 +302,7 @@ async function main(): Promise<void> {
   try {
     setup = await startBench({ workDir, profileFlags, withoutRedis: args['no-redis'], withoutTsx: args['no-tsx'], repo: REPO, log });
     const idleRss: Record<string, number> = {};
-    for (const child of [setup.gateway, setup.gatewayWarnLogs, setup.gatewayCold, setup.gatewayRedis, setup.gatewayTsx]) {
+    for (const child of [setup.gateway, setup.gatewayWarnLogs, setup.gatewayTraced, setup.gatewayCold, setup.gatewayRedis, setup.gatewayTsx]) {
       const report = child ? await child.memory() : null;
       if (child && report) idleRss[child.name] = report.rss;
     }
@@ -453,6 +454,7 @@ async function main(): Promise<void> {
       const profiled: Array<Pick<BenchChild<unknown>, 'name' | 'process'>> = [
         setup.gateway,
         setup.gatewayWarnLogs,
+        setup.gatewayTraced,
         setup.gatewayCold,
         ...(setup.gatewayRedis ? [setup.gatewayRedis] : []),
         ...(setup.gatewayTsx ? [setup.gatewayTsx] : []),

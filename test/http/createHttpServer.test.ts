@@ -30,6 +30,8 @@ describe('createHttpServer', () => {
     assert.equal(server.requestTimeout, HTTP_SERVER_DEFAULTS.requestTimeoutMs);
     assert.equal(server.keepAliveTimeout, HTTP_SERVER_DEFAULTS.keepAliveTimeoutMs);
     assert.ok(server.headersTimeout <= 10_000 && server.requestTimeout <= 30_000);
+    // Longer than the 60 s idle timeout of common load balancers, so they close first.
+    assert.ok(server.keepAliveTimeout > 60_000);
     server.close();
   });
 
@@ -109,10 +111,27 @@ describe('createHttpServer', () => {
       assert.equal(answer.body.data, null);
     });
 
+    it('keeps an idle keep-alive connection open past the slow-client limits, and serves on it', async () => {
+      // The header and request limits (300 ms here) count from a request's first byte:
+      // a connection idle four times as long between two requests still answers the second.
+      const answers = await new Promise<string[]>((resolve, reject) => {
+        const seen: string[] = [];
+        const socket = connect(server.port, '127.0.0.1', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'));
+        socket.on('data', (chunk: Buffer) => {
+          seen.push(chunk.toString('latin1').split('\r\n')[0] ?? '');
+          if (seen.length === 1) setTimeout(() => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), 1200);
+        });
+        socket.on('error', reject);
+        socket.on('close', () => resolve(seen));
+      });
+      assert.deepEqual(answers, ['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK']);
+    });
+
     it('counts rejected requests in the metrics', async () => {
       const text = (await metrics.exposition()).text;
-      assert.match(text, /gateway_http_requests_total\{route="rejected",method="GET",status="414"\} 1/);
-      assert.match(text, /gateway_http_requests_total\{route="rejected",method="unknown",status="431"\} [1-9]/);
+      const count = 'http_server_request_duration_seconds_count';
+      assert.match(text, new RegExp(`${count}\\{http_route="rejected",http_request_method="GET",http_response_status_code="414"\\} 1`));
+      assert.match(text, new RegExp(`${count}\\{http_route="rejected",http_request_method="unknown",http_response_status_code="431"\\} [1-9]`));
     });
   });
 });

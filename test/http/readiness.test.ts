@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import nock from 'nock';
+import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createReadiness } from '../../src/http/readiness.js';
 import { keyServiceProbe, platformProbe } from '../../src/http/readinessProbes.js';
@@ -14,6 +15,7 @@ describe('readiness', () => {
   describe('GET /readyz', () => {
     let server: Awaited<ReturnType<typeof listen>>;
     let redisUp = true;
+    const logged: string[] = [];
 
     before(async () => {
       const platform = createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 500 });
@@ -23,7 +25,7 @@ describe('readiness', () => {
           keyService: keyServiceProbe(createKeyServiceClient({ url: KEY_SERVICE_URL, token: 'key-service-token', timeoutMs: 500 })),
           redis: () => redisUp,
         },
-        { maxAgeMs: 0 },
+        { maxAgeMs: 0, logger: pino({ level: 'info' }, { write: (line: string) => logged.push(line) }) },
       );
       server = await listen(createApp(fakeServices({ readiness })));
     });
@@ -47,11 +49,11 @@ describe('readiness', () => {
       const scopes = [platformUp(), keyServiceUp()];
       const answer = await readyz();
       assert.equal(answer.status, 200);
-      assert.deepEqual(answer.body, { status: 'ready', checks: { platform: true, keyService: true, redis: true } });
+      assert.deepEqual(answer.body, { checks: { platform: true, keyService: true, redis: true } });
       for (const scope of scopes) scope.done();
     });
 
-    it('flips to 503 in the envelope while one upstream is gone, and back when it returns', async () => {
+    it('flips to 503 with the same { checks } shape while one upstream is gone, logging one line, and back', async () => {
       const cases: Array<{ name: string; scopes: () => nock.Scope[]; redis: boolean }> = [
         {
           name: 'platform',
@@ -73,15 +75,18 @@ describe('readiness', () => {
       for (const down of cases) {
         redisUp = down.redis;
         const scopes = down.scopes();
+        logged.length = 0;
         const answer = await readyz();
         assert.equal(answer.status, 503, down.name);
         assert.equal(answer.retryAfter, '5');
-        const errors = answer.body.errors as Array<{ code: string; message: string; reason: string }>;
-        assert.equal(answer.body.data, null);
-        assert.equal(errors[0]?.code, 'SERVICE_UNAVAILABLE');
-        assert.equal(errors[0]?.reason, 'not_ready');
-        assert.equal(errors[0]?.message, `Not ready: ${down.name} cannot be reached.`);
+        const checks = { platform: true, keyService: true, redis: true, [down.name]: false };
+        assert.deepEqual(answer.body, { checks });
         assert.doesNotMatch(JSON.stringify(answer.body), /keys\.test|platform\.test|ECONNREFUSED/);
+        const lines = logged.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === 'not ready');
+        assert.equal(lines.length, 1, logged.join(''));
+        assert.deepEqual(lines[0]?.checks, checks);
+        assert.equal(typeof (lines[0]?.failures as Record<string, unknown>)[down.name], 'string');
+        assert.doesNotMatch(logged.join(''), /\bat .+:\d+:\d+/, 'no stack in the log');
         for (const scope of scopes) scope.done();
 
         redisUp = true;

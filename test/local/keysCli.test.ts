@@ -172,4 +172,19 @@ describe('npm run keys (src/local/keysCli.ts)', () => {
       assert.match(lines.join('\n'), /Usage:\n {2}npm run keys -- create --org <id> --name <name>/);
     }
   });
+
+  it('refuses permission names that grant nothing, saying what each one grants, unless told to allow them', async () => {
+    for (const permissions of ['admin', 'raed', 'read,Write', ' , ']) {
+      const errors: string[] = [];
+      const code = await runKeysCli(['create', '--org', 'org_demo', '--name', 'n', '--permissions', permissions], { out: () => {}, err: (l) => errors.push(l) });
+      assert.equal(code, 2, permissions);
+      const text = errors.join('\n');
+      assert.match(errors[0] ?? '', /^keys: (unknown permission|--permissions names no permission)/, permissions);
+      assert.match(text, /read +GET on the public \/v1\/api\/\* routes/);
+      for (const name of ['write', 'audit', 'content']) assert.match(text, new RegExp(`\\n {2}${name} +\\S`), name);
+    }
+    const created = await runCli(['create', '--org', 'org_demo', '--name', 'insisted', '--permissions', 'read,admin', '--allow-unknown-permissions', '--json'], local);
+    assert.equal(created.code, 0, created.stderr);
+    assert.deepEqual((JSON.parse(created.stdout) as { key: { permissions: string[] } }).key.permissions, ['read', 'admin']);
+  });
 });

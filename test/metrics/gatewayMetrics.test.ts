@@ -24,7 +24,7 @@ describe('metrics', () => {
     let server: Awaited<ReturnType<typeof listen>>;
 
     before(async () => {
-      metrics = createGatewayMetrics();
+      metrics = createGatewayMetrics({ processMetrics: true });
       const platform = createPlatformClient({
         url: PLATFORM_URL,
         token: PLATFORM_TOKEN,
@@ -46,8 +46,24 @@ describe('metrics', () => {
     it('serves the Prometheus text format without a key', async () => {
       const { contentType, text } = await scrape();
       assert.match(contentType ?? '', /^text\/plain; version=0\.0\.4/);
-      assert.match(text, /# TYPE gateway_http_requests_total counter/);
-      assert.match(text, /# TYPE gateway_http_request_duration_seconds histogram/);
+      assert.match(text, /# TYPE http_server_request_duration_seconds histogram/);
+    });
+
+    it("names Node's process and runtime metrics as Node.js dashboards expect, without the gateway's prefix", async () => {
+      const { text } = await scrape();
+      for (const name of [
+        'process_cpu_seconds_total',
+        'process_resident_memory_bytes',
+        'process_start_time_seconds',
+        'nodejs_eventloop_lag_seconds',
+        'nodejs_heap_size_used_bytes',
+        'nodejs_gc_duration_seconds',
+        'nodejs_version_info',
+      ]) {
+        assert.match(text, new RegExp(`^# TYPE ${name} `, 'm'), name);
+      }
+      assert.doesNotMatch(text, /gateway_(process|nodejs)_/);
+      assert.doesNotMatch(text, /gateway_http_/, 'requests are counted once, under the standard name');
     });
 
     it('counts requests by route and status, their latency, and platform calls by operation and outcome', async () => {
@@ -65,18 +81,26 @@ describe('metrics', () => {
       ] as const) {
         await (await fetch(`${server.url}${path}`, { headers })).arrayBuffer();
       }
+      for (const path of ['/v1/api/audit-issues', '/V1/API/AUDIT-ISSUES/', '/docs/assets/x.css', '/readyz']) {
+        await (await fetch(`${server.url}${path}`, { method: 'POST' })).arrayBuffer();
+      }
       ok.done();
       failing.done();
       const after = (await scrape()).text;
       const moved = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
 
       const route = '/v1/api/audit-issues';
-      assert.equal(moved('gateway_http_requests_total', { route, method: 'GET', status: '404' }), 1);
-      assert.equal(moved('gateway_http_requests_total', { route, method: 'GET', status: '502' }), 1);
-      assert.equal(moved('gateway_http_requests_total', { route, method: 'GET', status: '401' }), 1);
-      assert.equal(moved('gateway_http_requests_total', { route: 'unmatched', method: 'GET', status: '404' }), 1);
-      assert.equal(moved('gateway_http_requests_total', { route: '/metrics', method: 'GET', status: '200' }), 1);
-      assert.equal(moved('gateway_http_request_duration_seconds_count', { route, status: '404' }), 1);
+      const requests = (http_route: string, http_request_method: string, http_response_status_code: string) =>
+        moved('http_server_request_duration_seconds_count', { http_route, http_request_method, http_response_status_code });
+      assert.equal(requests(route, 'GET', '404'), 1);
+      assert.equal(requests(route, 'GET', '502'), 1);
+      assert.equal(requests(route, 'GET', '401'), 1);
+      assert.equal(requests(route, 'POST', '405'), 2, 'a 405 counts under its route, however the path was written');
+      assert.equal(requests('/docs/assets/:name', 'POST', '405'), 1);
+      assert.equal(requests('/readyz', 'POST', '405'), 1);
+      assert.equal(requests('unmatched', 'GET', '404'), 1);
+      assert.equal(requests('/metrics', 'GET', '200'), 1);
+      assert.match(after, /http_server_request_duration_seconds_bucket\{le="0\.005",http_route="\/v1\/api\/audit-issues"/);
       assert.equal(moved('gateway_platform_request_duration_seconds_count', { operation: 'LatestAudit', outcome: 'ok' }), 1);
       assert.equal(
         moved('gateway_platform_request_duration_seconds_count', { operation: 'LatestAudit', outcome: 'bad_answer' }),
@@ -121,10 +145,8 @@ describe('metrics', () => {
       assert.equal(sample(text, 'gateway_limiter_available'), 1);
 
       pending = 0;
-      metrics.limiterAvailability(false);
       text = (await metrics.exposition()).text;
       assert.equal(sample(text, 'gateway_usage_events_pending'), 0, 'the gauge is read at scrape time');
-      assert.equal(sample(text, 'gateway_limiter_available'), 0);
 
       let available = true;
       metrics.observeLimiterAvailability(() => available);
