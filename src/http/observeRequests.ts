@@ -38,7 +38,7 @@ export function observeRequests(
     const ms = performance.now() - started;
     metrics.httpRequest(routeLabel(ctx), ctx.method, ctx.status, ms / 1000);
     // A refused caller who never showed a valid key may be one of a flood: its line is rationed.
-    const refusal = ctx.state.refusal;
+    const refusal = ctx.state.refusal ?? (ctx.status >= 400 ? String(ctx.status) : undefined);
     if (refusal === undefined || ctx.state.principal !== undefined || (ctx.status >= 500 && ctx.status !== 503) || refusals.admit(refusal)) {
       logRequest(logger, ctx, ms);
     }

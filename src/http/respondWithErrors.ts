@@ -14,7 +14,6 @@ export function respondWithError(ctx: ParameterizedContext<AppState>, err: unkno
   if (apiError.status >= 500 && !shedsLoad(apiError)) {
     logger.error({ err: apiError.cause ?? apiError, requestId: ctx.state.requestId, route: ctx.state.route }, 'request failed');
   }
-  ctx.state.refusal = apiError.reason ?? apiError.code;
   ctx.status = apiError.status;
   if (apiError.reason !== undefined) ctx.state.refusal = apiError.reason;
   for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
