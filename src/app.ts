@@ -61,7 +61,9 @@ export function createApp(services: Services): Koa<AppState> {
       ctx.state.route = route.path;
       // Every answer here, refusals included, depends on the key presented.
       ctx.set('Vary', CALLER_VARY);
-      const principal = await inSpan('auth', () => authenticator.authenticate(requestCredentials(ctx, trustedProxyHops)));
+      const principal = await inSpan('auth', () =>
+        authenticator.authenticate(requestCredentials(ctx, trustedProxyHops)),
+      );
       ctx.state.principal = principal;
       let counted = false;
       try {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TelemetryEnv, tracingConfig, type TracingConfig } from './telemetry/telemetryConfig.js';
+import { TelemetryEnv, type TracingConfig, tracingConfig } from './telemetry/telemetryConfig.js';
 
 /**
  * The only reader of process.env. Every variable is validated once at start;
@@ -41,7 +41,12 @@ const emptyAsUndefined = (value: unknown) => (typeof value === 'string' && value
 const hostPortList = (name: string) =>
   z
     .string()
-    .transform((value) => value.split(',').map((item) => item.trim()).filter((item) => item !== ''))
+    .transform((value) =>
+      value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== ''),
+    )
     .pipe(
       z
         .array(
@@ -68,10 +73,12 @@ const EnvSchema = z.object({
   // Below the platform's own 10 s cut-off, so the gateway answers 504 before the platform gives up.
   UPSTREAM_TIMEOUT_MS: z.preprocess(emptyAsUndefined, integer('UPSTREAM_TIMEOUT_MS', 5000, 50, 9000)),
   // Case-insensitive: INFO and info are the same level to an operator.
-  LOG_LEVEL: z.preprocess(
-    (value) => (typeof value === 'string' ? emptyAsUndefined(value.trim().toLowerCase()) : value),
-    z.enum(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }).optional(),
-  ).transform((v) => v ?? 'info'),
+  LOG_LEVEL: z
+    .preprocess(
+      (value) => (typeof value === 'string' ? emptyAsUndefined(value.trim().toLowerCase()) : value),
+      z.enum(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }).optional(),
+    )
+    .transform((v) => v ?? 'info'),
   REDIS_URL: z.preprocess(
     emptyAsUndefined,
     z
@@ -193,7 +200,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       'PLATFORM_GRAPHQL_URL and KEY_SERVICE_URL go together: set both to use real upstreams, or neither to run the embedded local platform',
     );
   }
-  if (e.PLATFORM_GRAPHQL_URL && !e.PLATFORM_TOKEN) problems.push('PLATFORM_TOKEN is required with PLATFORM_GRAPHQL_URL');
+  if (e.PLATFORM_GRAPHQL_URL && !e.PLATFORM_TOKEN)
+    problems.push('PLATFORM_TOKEN is required with PLATFORM_GRAPHQL_URL');
   if (e.KEY_SERVICE_URL && !e.KEY_SERVICE_TOKEN) problems.push('KEY_SERVICE_TOKEN is required with KEY_SERVICE_URL');
   const redisTargets = [e.REDIS_URL, e.REDIS_SENTINELS, e.REDIS_CLUSTER_NODES].filter((v) => v !== undefined);
   if (redisTargets.length > 1) {

@@ -1,16 +1,16 @@
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { createAdminApp, createApp } from './app.js';
-import { createKeyAuthenticator } from './auth/keyAuthenticator.js';
 import { withFailedKeyBudget } from './auth/failedKeyBudget.js';
+import { createKeyAuthenticator } from './auth/keyAuthenticator.js';
 import { createVerificationGate } from './auth/verificationGate.js';
 import { createAnswerCache } from './cache/createAnswerCache.js';
 import type { Config, UpstreamTarget } from './config.js';
 import { createHttpServer } from './http/createHttpServer.js';
 import { listenOn } from './http/listenOn.js';
-import { REFUSAL_DELAY_MS } from './http/refusalDelay.js';
 import { createReadiness } from './http/readiness.js';
 import { keyServiceProbe, platformProbe } from './http/readinessProbes.js';
+import { REFUSAL_DELAY_MS } from './http/refusalDelay.js';
 import { createLocalRequestLimiter } from './limits/localRequestLimiter.js';
 import type { ManagedRequestLimiter } from './limits/requestLimiter.js';
 import type { LocalUpstreams } from './local/startLocalUpstreams.js';
@@ -56,7 +56,9 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const timeoutMs = config.upstreamTimeoutMs;
   const metrics = createGatewayMetrics({ processMetrics: true });
 
-  const platform = tracedPlatform(createPlatformClient({ ...upstreams.platform, timeoutMs, onCall: metrics.platformCall }));
+  const platform = tracedPlatform(
+    createPlatformClient({ ...upstreams.platform, timeoutMs, onCall: metrics.platformCall }),
+  );
   const keyService = createKeyServiceClient({ ...upstreams.keyService, timeoutMs, onCall: metrics.keyServiceCall });
   const ledger = createUsageLedger();
   const usage = createUsageBuffer({
@@ -70,7 +72,10 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   metrics.observeUsagePending(() => usage.pendingTotal());
   const verifications = createVerificationGate(keyService.verify);
   const keyAuthenticator = createKeyAuthenticator({
-    keyService: { verify: (keyHash, lane) => verifications.verify(keyHash, lane), followEvents: keyService.followEvents },
+    keyService: {
+      verify: (keyHash, lane) => verifications.verify(keyHash, lane),
+      followEvents: keyService.followEvents,
+    },
     // The ceiling check adds this instance's calls the key service's `used` does not include yet.
     ledger,
     now,
@@ -86,7 +91,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const redisModule = config.redis ? await import('./redis/connectRedis.js') : null;
   const redis = config.redis && redisModule ? redisModule.connectRedis(config.redis, logger) : null;
   const limiter: ManagedRequestLimiter = redis
-    ? (await import('./limits/redisRequestLimiter.js')).createRedisRequestLimiter({ ...config.rateLimit, redis, logger })
+    ? (await import('./limits/redisRequestLimiter.js')).createRedisRequestLimiter({
+        ...config.rateLimit,
+        redis,
+        logger,
+      })
     : createLocalRequestLimiter(config.rateLimit);
   const closeRedis = async () => {
     if (redis && redisModule) redisModule.closeRedis(redis);
@@ -94,7 +103,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   // What an earlier instance could not deliver goes out with this one's first batch.
   usage.deliverSpooled().catch((err: unknown) => logger.error({ err }, 'usage spool could not be read'));
   metrics.observeLimiterAvailability(() => limiter.available());
-  const cache = createAnswerCache({ ttlSeconds: config.cacheTtlSeconds, maxBytes: config.cacheMaxMb * 1024 * 1024, now });
+  const cache = createAnswerCache({
+    ttlSeconds: config.cacheTtlSeconds,
+    maxBytes: config.cacheMaxMb * 1024 * 1024,
+    now,
+  });
 
   const readiness = createReadiness(
     {
@@ -128,7 +141,9 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     maxConnections: config.maxConnections,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
   });
-  const admin = watchOnAdminPort ? createHttpServer(createAdminApp({ logger, metrics, readiness }), { logger, metrics }) : null;
+  const admin = watchOnAdminPort
+    ? createHttpServer(createAdminApp({ logger, metrics, readiness }), { logger, metrics })
+    : null;
   const closeAdmin = async () => {
     admin?.closeAllConnections();
     await new Promise<void>((resolve) => (admin?.listening ? admin.close(() => resolve()) : resolve()));
@@ -160,5 +175,3 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     ],
   };
 }
-
-

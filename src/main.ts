@@ -1,7 +1,7 @@
-import { ConfigError, loadConfig, type Config } from './config.js';
-import { createLogger } from './logger.js';
+import { type Config, ConfigError, loadConfig } from './config.js';
 import { startGateway } from './gateway.js';
 import { installShutdown } from './lifecycle/shutdown.js';
+import { createLogger } from './logger.js';
 import { startBanner } from './startBanner.js';
 import { startupFailureLine } from './startupFailure.js';
 import type { Tracing } from './telemetry/startTracing.js';

@@ -45,9 +45,21 @@ describe('config', () => {
   });
 
   it('takes PUBLIC_BASE_URL as an absolute http(s) URL without query or fragment, trimming trailing slashes', () => {
-    assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://api.example.test/' }).publicBaseUrl, 'https://api.example.test');
-    assert.equal(loadConfig({ PUBLIC_BASE_URL: 'https://example.test/seo//' }).publicBaseUrl, 'https://example.test/seo');
-    for (const bad of ['/relative', 'ftp://example.test', 'https://example.test/?x=1', 'https://example.test/#top', 'not a url']) {
+    assert.equal(
+      loadConfig({ PUBLIC_BASE_URL: 'https://api.example.test/' }).publicBaseUrl,
+      'https://api.example.test',
+    );
+    assert.equal(
+      loadConfig({ PUBLIC_BASE_URL: 'https://example.test/seo//' }).publicBaseUrl,
+      'https://example.test/seo',
+    );
+    for (const bad of [
+      '/relative',
+      'ftp://example.test',
+      'https://example.test/?x=1',
+      'https://example.test/#top',
+      'not a url',
+    ]) {
       assert.throws(() => loadConfig({ PUBLIC_BASE_URL: bad }), /PUBLIC_BASE_URL/, bad);
     }
   });
@@ -94,9 +106,18 @@ describe('config', () => {
     assert.deepEqual(problemsOf({ REDIS_SENTINELS: 'a:26379' }), [
       'REDIS_SENTINELS and REDIS_SENTINEL_NAME (the master group the sentinels watch) go together',
     ]);
-    assert.match(problemsOf({ REDIS_CLUSTER_NODES: 'a:7000,b' }).join(), /REDIS_CLUSTER_NODES must be a comma-separated list of host:port/);
-    assert.match(problemsOf({ REDIS_CLUSTER_NODES: 'a:70000' }).join(), /REDIS_CLUSTER_NODES: ports go from 1 to 65535/);
-    assert.match(problemsOf({ REDIS_CLUSTER_NODES: ' , ' }).join(), /REDIS_CLUSTER_NODES must name at least one host:port/);
+    assert.match(
+      problemsOf({ REDIS_CLUSTER_NODES: 'a:7000,b' }).join(),
+      /REDIS_CLUSTER_NODES must be a comma-separated list of host:port/,
+    );
+    assert.match(
+      problemsOf({ REDIS_CLUSTER_NODES: 'a:70000' }).join(),
+      /REDIS_CLUSTER_NODES: ports go from 1 to 65535/,
+    );
+    assert.match(
+      problemsOf({ REDIS_CLUSTER_NODES: ' , ' }).join(),
+      /REDIS_CLUSTER_NODES must name at least one host:port/,
+    );
   });
 
   it('refuses one upstream URL without the other, saying both go together', () => {
@@ -135,13 +156,37 @@ describe('config', () => {
   });
 
   it('bounds the flood settings', () => {
-    const config = loadConfig({ TRUSTED_PROXY_HOPS: '1', UNKNOWN_KEYS_PER_MINUTE: '5', CACHE_MAX_MB: '8', MAX_CONNECTIONS: '100', ADMIN_PORT: '9091' });
+    const config = loadConfig({
+      TRUSTED_PROXY_HOPS: '1',
+      UNKNOWN_KEYS_PER_MINUTE: '5',
+      CACHE_MAX_MB: '8',
+      MAX_CONNECTIONS: '100',
+      ADMIN_PORT: '9091',
+    });
     assert.deepEqual(
-      [config.trustedProxyHops, config.unknownKeysPerMinute, config.cacheMaxMb, config.maxConnections, config.adminPort],
+      [
+        config.trustedProxyHops,
+        config.unknownKeysPerMinute,
+        config.cacheMaxMb,
+        config.maxConnections,
+        config.adminPort,
+      ],
       [1, 5, 8, 100, 9091],
     );
-    const text = problemsOf({ TRUSTED_PROXY_HOPS: '11', UNKNOWN_KEYS_PER_MINUTE: '0', CACHE_MAX_MB: '0', MAX_CONNECTIONS: '5', ADMIN_PORT: '70000' }).join('\n');
-    for (const name of ['TRUSTED_PROXY_HOPS', 'UNKNOWN_KEYS_PER_MINUTE', 'CACHE_MAX_MB', 'MAX_CONNECTIONS', 'ADMIN_PORT']) {
+    const text = problemsOf({
+      TRUSTED_PROXY_HOPS: '11',
+      UNKNOWN_KEYS_PER_MINUTE: '0',
+      CACHE_MAX_MB: '0',
+      MAX_CONNECTIONS: '5',
+      ADMIN_PORT: '70000',
+    }).join('\n');
+    for (const name of [
+      'TRUSTED_PROXY_HOPS',
+      'UNKNOWN_KEYS_PER_MINUTE',
+      'CACHE_MAX_MB',
+      'MAX_CONNECTIONS',
+      'ADMIN_PORT',
+    ]) {
       assert.match(text, new RegExp(`${name}: ${name} must be`));
     }
   });

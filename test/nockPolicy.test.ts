@@ -1,13 +1,29 @@
 import assert from 'node:assert/strict';
-import { isLoopbackHost } from './support/nockPolicy.js';
 import { listen } from './support/http.js';
+import { isLoopbackHost } from './support/nockPolicy.js';
 
 describe('the network policy every test runs under', () => {
   it('counts only loopback hosts as loopback', () => {
-    for (const host of ['127.0.0.1', '127.0.0.1:6380', '127.8.9.10:80', 'localhost', 'localhost:3000', '[::1]:8080', '::1']) {
+    for (const host of [
+      '127.0.0.1',
+      '127.0.0.1:6380',
+      '127.8.9.10:80',
+      'localhost',
+      'localhost:3000',
+      '[::1]:8080',
+      '::1',
+    ]) {
       assert.equal(isLoopbackHost(host), true, host);
     }
-    for (const host of ['10.0.0.1', '128.0.0.1:80', 'example.com', 'localhost.example.com', '127.0.0.1.nip.io', '[::2]:80', '1270.0.0.1']) {
+    for (const host of [
+      '10.0.0.1',
+      '128.0.0.1:80',
+      'example.com',
+      'localhost.example.com',
+      '127.0.0.1.nip.io',
+      '[::2]:80',
+      '1270.0.0.1',
+    ]) {
       assert.equal(isLoopbackHost(host), false, host);
     }
   });

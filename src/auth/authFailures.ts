@@ -33,8 +33,7 @@ const MESSAGES: Readonly<Record<AuthFailureReason, string>> = {
   missing_permission: 'The API key lacks the read permission.',
   plan_not_eligible: "The organization's plan does not include API access. The Pro plan or higher is required.",
   usage_ceiling_reached: "The organization's usage ceiling for this period has been reached.",
-  unknown_key_budget_spent:
-    'Too many unknown API keys were presented from this address. Retry later with a valid key.',
+  unknown_key_budget_spent: 'Too many unknown API keys were presented from this address. Retry later with a valid key.',
 };
 
 const FORBIDDEN_REASONS: ReadonlySet<AuthFailureReason> = new Set([
@@ -51,7 +50,10 @@ const FORBIDDEN_REASONS: ReadonlySet<AuthFailureReason> = new Set([
  */
 export function authFailure(reason: AuthFailureReason, retryAfterSeconds?: number): ApiError {
   if (reason === 'unknown_key_budget_spent') {
-    return new ApiError('RATE_LIMITED', MESSAGES[reason], { reason, headers: { 'Retry-After': String(retryAfterSeconds ?? 1) } });
+    return new ApiError('RATE_LIMITED', MESSAGES[reason], {
+      reason,
+      headers: { 'Retry-After': String(retryAfterSeconds ?? 1) },
+    });
   }
   if (FORBIDDEN_REASONS.has(reason)) return new ApiError('FORBIDDEN', MESSAGES[reason], { reason });
   return new ApiError('UNAUTHORIZED', MESSAGES[reason], { reason, headers: { 'WWW-Authenticate': 'Bearer' } });

@@ -18,7 +18,8 @@ export function presentedKeyText(credentials: PresentedCredentials): string {
 }
 
 function bearerTokens(credentials: PresentedCredentials): string[] {
-  const lines = credentials.authorizationHeaders ?? (credentials.authorization === undefined ? [] : [credentials.authorization]);
+  const lines =
+    credentials.authorizationHeaders ?? (credentials.authorization === undefined ? [] : [credentials.authorization]);
   const tokens: string[] = [];
   for (const line of lines) {
     const value = line.trim();

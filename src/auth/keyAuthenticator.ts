@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import type { KeyEventStream, KeyServiceClient, KeyServiceEvent, Verification } from '../upstream/keyServiceClient.js';
 import type { UsageLedger } from '../usage/usageLedger.js';
-import { isCeilingReached, principalFor } from './principalFor.js';
 import { authFailure } from './authFailures.js';
 import { presentedKeyText } from './credentials.js';
 import { isJwtShaped, toWellFormedKey } from './keyFormat.js';
 import type { Authenticator, PresentedCredentials, Principal } from './principal.js';
-import { createVerificationCache, type CachedVerification } from './verificationCache.js';
+import { isCeilingReached, principalFor } from './principalFor.js';
+import { type CachedVerification, createVerificationCache } from './verificationCache.js';
 
 /** A verification and which of this instance's calls its `used` includes. */
 type Answer = Pick<CachedVerification, 'verification' | 'marks'>;
@@ -53,7 +53,9 @@ export interface KeyAuthenticatorCacheOptions {
 
 export interface KeyAuthenticatorOptions {
   /** `refresh`: a background re-verification of a cached key, scheduled behind the callers waiting for one. */
-  keyService: Pick<KeyServiceClient, 'followEvents'> & { verify(keyHash: string, lane?: 'refresh'): Promise<Verification | null> };
+  keyService: Pick<KeyServiceClient, 'followEvents'> & {
+    verify(keyHash: string, lane?: 'refresh'): Promise<Verification | null>;
+  };
   /** This instance's calls per organization, shared with the usage buffer. */
   ledger: UsageLedger;
   now: () => Date;
@@ -167,7 +169,11 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     return answer;
   }
 
-  function shared(asking: Map<string, Promise<Answer | null>>, keyHash: string, lane?: 'refresh'): Promise<Answer | null> {
+  function shared(
+    asking: Map<string, Promise<Answer | null>>,
+    keyHash: string,
+    lane?: 'refresh',
+  ): Promise<Answer | null> {
     const pending = asking.get(keyHash);
     if (pending) return pending;
     const asked = verifyAndRemember(keyHash, lane).finally(() => {
@@ -182,7 +188,9 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     const use = cached ? usability(cached) : 'unusable';
     if (cached && use === 'fresh') return Promise.resolve(cached);
     if (cached && use === 'stale') {
-      shared(inFlight, keyHash, 'refresh').catch((err: unknown) => logger.warn({ err }, 'background verification failed'));
+      shared(inFlight, keyHash, 'refresh').catch((err: unknown) =>
+        logger.warn({ err }, 'background verification failed'),
+      );
       return Promise.resolve(cached);
     }
     if (cache.isUnknown(keyHash)) return Promise.resolve(null);
@@ -212,7 +220,8 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       if (key === null) throw authFailure('malformed_key');
       credentials.onKeyPrefix?.(key.prefix);
       let answer = await answerFor(key.keyHash);
-      if (answer !== null && refusalInDoubt(answer)) answer = await confirm(key.keyHash, answer.verification.organization.id);
+      if (answer !== null && refusalInDoubt(answer))
+        answer = await confirm(key.keyHash, answer.verification.organization.id);
       // A refusal is logged once, on the request's own line (prefix and reason).
       if (answer === null) return principalFor(null, key, now(), 0);
       const { verification, marks } = answer;

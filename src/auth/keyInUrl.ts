@@ -46,6 +46,6 @@ function decodeOnce(text: string): string {
     return decodeURIComponent(text);
   } catch (_err: unknown) {
     // One malformed escape must not hide a well-formed one beside it: decode escape by escape.
-    return text.replace(/%[0-9A-Fa-f]{2}/g, (escape) => String.fromCharCode(parseInt(escape.slice(1), 16)));
+    return text.replace(/%[0-9A-Fa-f]{2}/g, (sequence) => String.fromCharCode(Number.parseInt(sequence.slice(1), 16)));
   }
 }

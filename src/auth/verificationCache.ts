@@ -43,8 +43,18 @@ export interface VerificationCache {
 export function createVerificationCache(options: VerificationCacheOptions): VerificationCache {
   // TTLs run on the authenticator's clock so they agree with its expiry decisions.
   const perf = { now: () => options.now().getTime() };
-  const verified = new LRUCache<string, CachedVerification>({ max: options.max, ttl: options.ttlMs, ttlResolution: 0, perf });
-  const unknown = new LRUCache<string, true>({ max: options.unknownMax, ttl: options.unknownTtlMs, ttlResolution: 0, perf });
+  const verified = new LRUCache<string, CachedVerification>({
+    max: options.max,
+    ttl: options.ttlMs,
+    ttlResolution: 0,
+    perf,
+  });
+  const unknown = new LRUCache<string, true>({
+    max: options.unknownMax,
+    ttl: options.unknownTtlMs,
+    ttlResolution: 0,
+    perf,
+  });
   let generation = 0;
 
   const invalidated = () => {

@@ -79,7 +79,12 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
         const stale = err instanceof UpstreamError ? entries.peek(key) : undefined;
         const age = stale ? now().getTime() - stale.loadedAt : Infinity;
         if (stale && age <= staleMs) {
-          return { answer: stale.answer, status: 'stale', ageSeconds: Math.floor(age / 1000), collapsed: waiting !== undefined };
+          return {
+            answer: stale.answer,
+            status: 'stale',
+            ageSeconds: Math.floor(age / 1000),
+            collapsed: waiting !== undefined,
+          };
         }
         throw err;
       }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { DEFAULT_KEEP_ALIVE_TIMEOUT_MS } from '../config.js';
@@ -172,7 +172,8 @@ function reportRejection(
   status: number,
   reason: string,
 ): void {
-  if (refusals?.admit(reason)) options.logger?.warn({ requestId, method, route: null, status, reason }, 'request rejected by the HTTP server');
+  if (refusals?.admit(reason))
+    options.logger?.warn({ requestId, method, route: null, status, reason }, 'request rejected by the HTTP server');
   options.metrics?.httpRequest('rejected', method, status, 0);
 }
 

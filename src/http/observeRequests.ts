@@ -5,8 +5,8 @@ import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { routeLabel } from '../metrics/routeLabel.js';
 import { endServerSpan, startServerSpan, tracingOn, withContext } from '../telemetry/spans.js';
 import { logRequest } from './logRequests.js';
-import { createRefusalLog } from './refusalLog.js';
 import { delayRefusal } from './refusalDelay.js';
+import { createRefusalLog } from './refusalLog.js';
 import { assignRequestId } from './requestId.js';
 import { respondWithError } from './respondWithErrors.js';
 import { setSecurityHeaders } from './securityHeaders.js';
@@ -39,7 +39,12 @@ export function observeRequests(
     metrics.httpRequest(routeLabel(ctx), ctx.method, ctx.status, ms / 1000);
     // A refused caller who never showed a valid key may be one of a flood: its line is rationed.
     const refusal = ctx.state.refusal ?? (ctx.status >= 400 ? String(ctx.status) : undefined);
-    if (refusal === undefined || ctx.state.principal !== undefined || (ctx.status >= 500 && ctx.status !== 503) || refusals.admit(refusal)) {
+    if (
+      refusal === undefined ||
+      ctx.state.principal !== undefined ||
+      (ctx.status >= 500 && ctx.status !== 503) ||
+      refusals.admit(refusal)
+    ) {
       logRequest(logger, ctx, ms);
     }
   };

@@ -6,7 +6,10 @@ import type { PresentedCredentials } from '../auth/principal.js';
  * The Koa side of authentication: what the request presented, as plain values.
  * `trustedProxyHops`: how many proxies in front of the gateway append to X-Forwarded-For.
  */
-export function requestCredentials(ctx: ParameterizedContext<AppState>, trustedProxyHops: number): PresentedCredentials {
+export function requestCredentials(
+  ctx: ParameterizedContext<AppState>,
+  trustedProxyHops: number,
+): PresentedCredentials {
   const { headers } = ctx.req;
   const authorization = headers.authorization;
   return {
@@ -26,7 +29,11 @@ export function requestCredentials(ctx: ParameterizedContext<AppState>, trustedP
  * outermost of them wrote, counted from the right of X-Forwarded-For (entries further left
  * were written by the caller and prove nothing). Too few entries: the leftmost there is.
  */
-export function clientAddress(socketAddress: string | undefined, forwardedFor: string | string[] | undefined, hops: number): string {
+export function clientAddress(
+  socketAddress: string | undefined,
+  forwardedFor: string | string[] | undefined,
+  hops: number,
+): string {
   const socket = socketAddress ?? 'unknown';
   if (hops === 0 || forwardedFor === undefined) return socket;
   const entries = (typeof forwardedFor === 'string' ? [forwardedFor] : forwardedFor)
@@ -48,8 +55,12 @@ function repeatedAuthorization(rawHeaders: readonly string[]): string[] | undefi
     const name = rawHeaders[i];
     if (name === undefined || name.length !== 13 || name.toLowerCase() !== 'authorization') continue;
     const value = rawHeaders[i + 1] ?? '';
-    if (first === undefined) first = value;
-    else (lines ??= [first]).push(value);
+    if (first === undefined) {
+      first = value;
+    } else {
+      lines ??= [first];
+      lines.push(value);
+    }
   }
   return lines;
 }

@@ -12,7 +12,10 @@ export function respondWithError(ctx: ParameterizedContext<AppState>, err: unkno
   const apiError = toApiError(fromKoaError(err));
   // A load-shedding 503 is a refusal like a 401: its request line says enough, no stack.
   if (apiError.status >= 500 && !shedsLoad(apiError)) {
-    logger.error({ err: apiError.cause ?? apiError, requestId: ctx.state.requestId, route: ctx.state.route }, 'request failed');
+    logger.error(
+      { err: apiError.cause ?? apiError, requestId: ctx.state.requestId, route: ctx.state.route },
+      'request failed',
+    );
   }
   ctx.status = apiError.status;
   if (apiError.reason !== undefined) ctx.state.refusal = apiError.reason;

@@ -72,7 +72,10 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
     hardStop.unref();
 
     stopping = true;
-    logger.info({ reason, inFlight: inFlight.size }, 'shutting down: taking no new connections, finishing requests in flight');
+    logger.info(
+      { reason, inFlight: inFlight.size },
+      'shutting down: taking no new connections, finishing requests in flight',
+    );
     for (const res of inFlight) closeAfterAnswer(res);
     const drained = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
@@ -83,7 +86,10 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
     );
     clearInterval(sweep);
     if (!drainedInTime) {
-      logger.warn({ unfinished: inFlight.size }, 'requests still running at the drain limit: cutting their connections');
+      logger.warn(
+        { unfinished: inFlight.size },
+        'requests still running at the drain limit: cutting their connections',
+      );
       server.closeAllConnections();
     }
 

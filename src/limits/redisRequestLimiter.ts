@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { redisReady, type RedisConnection } from '../redis/connectRedis.js';
-import { fixedWindowAt, type FixedWindow } from './fixedWindow.js';
+import { type RedisConnection, redisReady } from '../redis/connectRedis.js';
+import { type FixedWindow, fixedWindowAt } from './fixedWindow.js';
 import { leaseSize, renewsAhead } from './leases.js';
-import { LimiterUnavailable, type LimitDecision, type ManagedRequestLimiter } from './requestLimiter.js';
+import { type LimitDecision, LimiterUnavailable, type ManagedRequestLimiter } from './requestLimiter.js';
 import { createWindowCounts } from './windowCounts.js';
 import { defineWindowScript, windowKey } from './windowScript.js';
 
@@ -82,12 +82,12 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
   const addBack = (): void => {
     const { windowIndex, counts } = taken.latest();
     for (const [organizationId, count] of counts) {
-      redis.takeFromWindow(windowKey(organizationId, windowIndex), instanceId, count, requests, lifetimeMs, 0).catch(
-        (err: unknown) => {
+      redis
+        .takeFromWindow(windowKey(organizationId, windowIndex), instanceId, count, requests, lifetimeMs, 0)
+        .catch((err: unknown) => {
           // The next request of this organization passes the same count again.
           logger.debug({ err, organizationId }, 'request counts could not be added back to redis yet');
-        },
-      );
+        });
     }
   };
   redis.on('ready', addBack);

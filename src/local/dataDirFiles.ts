@@ -98,7 +98,7 @@ export async function runningEndpoint(dataDir: string): Promise<Endpoint | null>
 async function pidIn(path: string): Promise<number | null> {
   try {
     const parsed: unknown = JSON.parse(await readFile(path, 'utf8'));
-    const pid = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>)['pid'] : null;
+    const pid = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>).pid : null;
     return typeof pid === 'number' ? pid : null;
   } catch {
     return null;

@@ -10,14 +10,19 @@ export interface KeyCliConfig {
  * The key CLI's configuration: only KEY_SERVICE_URL / KEY_SERVICE_TOKEN and LOCAL_DATA_DIR
  * matter, so an operator can manage keys without naming a platform.
  */
-export function loadKeyCliConfig(env: Readonly<Record<string, string | undefined>> = processEnvironment()): KeyCliConfig {
+export function loadKeyCliConfig(
+  env: Readonly<Record<string, string | undefined>> = processEnvironment(),
+): KeyCliConfig {
   const parsed = KeyCliEnvSchema.safeParse(env);
   if (!parsed.success) throw new ConfigError(problemLines(parsed.error));
   const e = parsed.data;
-  if (e.KEY_SERVICE_URL && !e.KEY_SERVICE_TOKEN) throw new ConfigError(['KEY_SERVICE_TOKEN is required with KEY_SERVICE_URL']);
+  if (e.KEY_SERVICE_URL && !e.KEY_SERVICE_TOKEN)
+    throw new ConfigError(['KEY_SERVICE_TOKEN is required with KEY_SERVICE_URL']);
   return Object.freeze({
     keyService:
-      e.KEY_SERVICE_URL && e.KEY_SERVICE_TOKEN ? { url: e.KEY_SERVICE_URL.replace(/\/+$/, ''), token: e.KEY_SERVICE_TOKEN } : null,
+      e.KEY_SERVICE_URL && e.KEY_SERVICE_TOKEN
+        ? { url: e.KEY_SERVICE_URL.replace(/\/+$/, ''), token: e.KEY_SERVICE_TOKEN }
+        : null,
     localDataDir: e.LOCAL_DATA_DIR,
   });
 }

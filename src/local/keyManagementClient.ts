@@ -1,4 +1,4 @@
-import { ACTIVE_KEY_LIMIT, MAX_LIFETIME_DAYS, NAME_MAX_CHARACTERS, type Key } from './keyStore.js';
+import { ACTIVE_KEY_LIMIT, type Key, MAX_LIFETIME_DAYS, NAME_MAX_CHARACTERS } from './keyStore.js';
 
 /**
  * The organization-settings calls of the key service (create, list, revoke) over HTTP, as
@@ -35,7 +35,13 @@ export async function createKey(
   organizationId: string,
   request: { name: string; permissions: readonly string[]; expiresAt?: string },
 ): Promise<{ key: Key; plaintext: string }> {
-  const answer = await call(target, actor, 'POST', `/v1/organizations/${encodeURIComponent(organizationId)}/keys`, request);
+  const answer = await call(
+    target,
+    actor,
+    'POST',
+    `/v1/organizations/${encodeURIComponent(organizationId)}/keys`,
+    request,
+  );
   if (answer.status === 201) return answer.body as { key: Key; plaintext: string };
   throw refusal(answer, actor, { organizationId });
 }
@@ -46,7 +52,12 @@ export async function listKeys(target: KeyServiceTarget, actor: Actor, organizat
   throw refusal(answer, actor, { organizationId });
 }
 
-export async function revokeKey(target: KeyServiceTarget, actor: Actor, organizationId: string, keyId: string): Promise<Key> {
+export async function revokeKey(
+  target: KeyServiceTarget,
+  actor: Actor,
+  organizationId: string,
+  keyId: string,
+): Promise<Key> {
   const path = `/v1/organizations/${encodeURIComponent(organizationId)}/keys/${encodeURIComponent(keyId)}/revoke`;
   const answer = await call(target, actor, 'POST', path, {});
   if (answer.status === 200) return (answer.body as { key: Key }).key;
@@ -59,7 +70,13 @@ interface Answer {
   retryAfter: string | null;
 }
 
-async function call(target: KeyServiceTarget, actor: Actor, method: string, path: string, body?: unknown): Promise<Answer> {
+async function call(
+  target: KeyServiceTarget,
+  actor: Actor,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Answer> {
   let response: Response;
   try {
     response = await fetch(`${target.url.replace(/\/+$/, '')}${path}`, {
@@ -91,21 +108,26 @@ async function call(target: KeyServiceTarget, actor: Actor, method: string, path
 }
 
 /** The one line a person reads for each refusal the contract names. */
-const REFUSALS: Readonly<Record<string, (actor: Actor, about: { organizationId: string; keyId?: string }) => string>> = {
-  forbidden: (actor) => `forbidden: ${actor.id} does not hold the manage_api_keys permission`,
-  not_found: (_actor, about) =>
-    about.keyId === undefined
-      ? `not found: the key service knows no organization ${about.organizationId}`
-      : `not found: organization ${about.organizationId} has no key ${about.keyId}`,
-  active_key_limit: (_actor, about) =>
-    `active key limit: ${about.organizationId} already has ${ACTIVE_KEY_LIMIT} active keys; revoke one before creating another`,
-  invalid_expiry: () =>
-    `invalid expiry: a key must expire after now and at most ${MAX_LIFETIME_DAYS} days from now (--expires-in-days 1 to ${MAX_LIFETIME_DAYS})`,
-  invalid_request: () =>
-    `invalid request: the name must be 1 to ${NAME_MAX_CHARACTERS} characters and the permissions a comma-separated list`,
-};
+const REFUSALS: Readonly<Record<string, (actor: Actor, about: { organizationId: string; keyId?: string }) => string>> =
+  {
+    forbidden: (actor) => `forbidden: ${actor.id} does not hold the manage_api_keys permission`,
+    not_found: (_actor, about) =>
+      about.keyId === undefined
+        ? `not found: the key service knows no organization ${about.organizationId}`
+        : `not found: organization ${about.organizationId} has no key ${about.keyId}`,
+    active_key_limit: (_actor, about) =>
+      `active key limit: ${about.organizationId} already has ${ACTIVE_KEY_LIMIT} active keys; revoke one before creating another`,
+    invalid_expiry: () =>
+      `invalid expiry: a key must expire after now and at most ${MAX_LIFETIME_DAYS} days from now (--expires-in-days 1 to ${MAX_LIFETIME_DAYS})`,
+    invalid_request: () =>
+      `invalid request: the name must be 1 to ${NAME_MAX_CHARACTERS} characters and the permissions a comma-separated list`,
+  };
 
-function refusal(answer: Answer, actor: Actor, about: { organizationId: string; keyId?: string }): KeyManagementRefusal {
+function refusal(
+  answer: Answer,
+  actor: Actor,
+  about: { organizationId: string; keyId?: string },
+): KeyManagementRefusal {
   if (answer.status === 401) {
     return new KeyManagementRefusal('the key service refused the service token (401): check KEY_SERVICE_TOKEN');
   }
@@ -113,9 +135,12 @@ function refusal(answer: Answer, actor: Actor, about: { organizationId: string; 
     const wait = answer.retryAfter ? `; retry after ${answer.retryAfter} s` : '; retry later';
     return new KeyManagementRefusal(`the key service is busy (${answer.status})${wait}`);
   }
-  const error = typeof answer.body === 'object' && answer.body !== null ? (answer.body as { error?: unknown }).error : undefined;
+  const error =
+    typeof answer.body === 'object' && answer.body !== null ? (answer.body as { error?: unknown }).error : undefined;
   const message = typeof error === 'string' && Object.hasOwn(REFUSALS, error) ? REFUSALS[error] : undefined;
-  return new KeyManagementRefusal(message?.(actor, about) ?? `unexpected answer from the key service: status ${answer.status}`);
+  return new KeyManagementRefusal(
+    message?.(actor, about) ?? `unexpected answer from the key service: status ${answer.status}`,
+  );
 }
 
 function causeCode(err: unknown): string | null {

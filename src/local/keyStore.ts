@@ -324,7 +324,8 @@ function publicKey(key: StoredKey): Key {
 }
 
 function seedKey(seed: SeedKey, plaintext: string, nowMs: number): StoredKey {
-  const createdMs = seed.state === 'expired' ? nowMs - 400 * DAY_MS : seed.state === 'revoked' ? nowMs - 60 * DAY_MS : nowMs;
+  const createdMs =
+    seed.state === 'expired' ? nowMs - 400 * DAY_MS : seed.state === 'revoked' ? nowMs - 60 * DAY_MS : nowMs;
   const expiresMs = seed.state === 'expired' ? nowMs - 30 * DAY_MS : createdMs + MAX_LIFETIME_MS;
   return {
     id: seed.id,

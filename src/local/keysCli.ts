@@ -6,17 +6,17 @@ import { DataDirBusy, runningEndpoint } from './dataDirFiles.js';
 import { DAY_MS } from './dateText.js';
 import { loadKeyCliConfig } from './keyCliConfig.js';
 import {
+  type Actor,
   createKey,
   KeyManagementRefusal,
+  type KeyServiceTarget,
   listKeys,
   revokeKey,
-  type Actor,
-  type KeyServiceTarget,
 } from './keyManagementClient.js';
-import { MAX_LIFETIME_DAYS, type Key } from './keyStore.js';
+import { describePermissions, unknownPermissions } from './keyPermissions.js';
+import { type Key, MAX_LIFETIME_DAYS } from './keyStore.js';
 import { startLocalKeyService } from './localKeyService.js';
 import { LOCAL_OWNER_ID } from './seedAccounts.js';
-import { describePermissions, unknownPermissions } from './keyPermissions.js';
 
 /**
  * `npm run keys -- create|list|revoke ...`: key management over the key service's HTTP
@@ -45,7 +45,11 @@ export interface CliOutput {
 }
 
 /** Runs one command; answers the exit code (0 done, 1 refused or failed, 2 wrong usage). */
-export async function runKeysCli(argv: readonly string[], output: CliOutput, now: () => Date = () => new Date()): Promise<number> {
+export async function runKeysCli(
+  argv: readonly string[],
+  output: CliOutput,
+  now: () => Date = () => new Date(),
+): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
@@ -77,7 +81,10 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput, now
   if (!org) return usageError(output, '--org <id> is required');
   const actor: Actor = {
     id: values.actor?.trim() || LOCAL_OWNER_ID,
-    permissions: (values['actor-permissions'] ?? 'manage_api_keys').split(',').map((p) => p.trim()).filter(Boolean),
+    permissions: (values['actor-permissions'] ?? 'manage_api_keys')
+      .split(',')
+      .map((p) => p.trim())
+      .filter(Boolean),
   };
 
   let action: (target: KeyServiceTarget) => Promise<void>;
@@ -85,17 +92,25 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput, now
     case 'create': {
       if (values.name === undefined) return usageError(output, 'create needs --name <name>');
       if (rest.length > 0) return usageError(output, `unexpected argument: ${rest[0]}`);
-      const permissions = (values.permissions ?? 'read').split(',').map((p) => p.trim()).filter(Boolean);
+      const permissions = (values.permissions ?? 'read')
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean);
       const unknown = unknownPermissions(permissions);
-      if (permissions.length === 0) return usageError(output, '--permissions names no permission; a key without one grants nothing');
+      if (permissions.length === 0)
+        return usageError(output, '--permissions names no permission; a key without one grants nothing');
       if (unknown.length > 0 && !values['allow-unknown-permissions']) {
-        return usageError(output, `unknown permission ${unknown.join(', ')}: a key with it could never use it (--allow-unknown-permissions to insist)`);
+        return usageError(
+          output,
+          `unknown permission ${unknown.join(', ')}: a key with it could never use it (--allow-unknown-permissions to insist)`,
+        );
       }
       const days = values['expires-in-days'];
       if (days !== undefined && !/^\d+$/.test(days.trim())) {
         return usageError(output, `--expires-in-days must be a whole number of days (1 to ${MAX_LIFETIME_DAYS})`);
       }
-      const expiresAt = days === undefined ? undefined : new Date(now().getTime() + Number(days) * DAY_MS).toISOString();
+      const expiresAt =
+        days === undefined ? undefined : new Date(now().getTime() + Number(days) * DAY_MS).toISOString();
       const name = values.name;
       action = async (target) => {
         const created = await createKey(target, actor, org, { name, permissions, ...(expiresAt ? { expiresAt } : {}) });
@@ -113,7 +128,16 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput, now
         const keys = await listKeys(target, actor, org);
         if (values.json) return output.out(JSON.stringify({ keys }, null, 2));
         if (keys.length === 0) return output.out(`${org} has no keys`);
-        output.out(['ID'.padEnd(30), 'PREFIX'.padEnd(13), 'STATE'.padEnd(8), 'PERMISSIONS'.padEnd(16), 'EXPIRES'.padEnd(25), 'NAME'].join(' '));
+        output.out(
+          [
+            'ID'.padEnd(30),
+            'PREFIX'.padEnd(13),
+            'STATE'.padEnd(8),
+            'PERMISSIONS'.padEnd(16),
+            'EXPIRES'.padEnd(25),
+            'NAME',
+          ].join(' '),
+        );
         for (const key of keys) {
           output.out(
             [
@@ -136,7 +160,9 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput, now
       action = async (target) => {
         const key = await revokeKey(target, actor, org, keyId);
         if (values.json) return output.out(JSON.stringify({ key }, null, 2));
-        output.out(`Key ${key.id} (${key.prefix}) is revoked since ${key.revokedAt} by ${key.revokedBy}; it stays listed as the audit record.`);
+        output.out(
+          `Key ${key.id} (${key.prefix}) is revoked since ${key.revokedAt} by ${key.revokedBy}; it stays listed as the audit record.`,
+        );
       };
       break;
     }
@@ -168,7 +194,10 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput, now
 }
 
 /** The running local key service of this data directory, or one started here for the call. */
-async function withLocalKeyService(dataDir: string, action: (target: KeyServiceTarget) => Promise<void>): Promise<void> {
+async function withLocalKeyService(
+  dataDir: string,
+  action: (target: KeyServiceTarget) => Promise<void>,
+): Promise<void> {
   const running = await runningEndpoint(dataDir);
   if (running) {
     try {
@@ -207,7 +236,8 @@ function usageError(output: CliOutput, message: string): number {
   return 2;
 }
 
-const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
+const invokedDirectly =
+  process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
 if (invokedDirectly) {
   runKeysCli(process.argv.slice(2), {
     out: (line) => process.stdout.write(`${line}\n`),

@@ -1,5 +1,5 @@
-import { PassThrough } from 'node:stream';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import Router from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
@@ -43,7 +43,10 @@ export interface LocalKeyService {
   readonly demoKey: string;
   /** false when the demo key was revoked or has expired in this data directory. */
   readonly demoKeyActive: boolean;
-  updateOrganization(organizationId: string, changes: { plan?: string; ceiling?: number | null }): Promise<Organization | null>;
+  updateOrganization(
+    organizationId: string,
+    changes: { plan?: string; ceiling?: number | null },
+  ): Promise<Organization | null>;
   close(): Promise<void>;
 }
 
@@ -58,7 +61,10 @@ const UsageBody = z.object({
   events: z
     .array(
       z.object({
-        id: z.string().regex(UUID).transform((id) => id.toLowerCase()),
+        id: z
+          .string()
+          .regex(UUID)
+          .transform((id) => id.toLowerCase()),
         keyId: z.string().min(1),
         organizationId: z.string().min(1),
         route: z.string().min(1),
@@ -149,7 +155,11 @@ function keyServiceApp({ store, events, token, streams, pingIntervalMs }: KeySer
   // text/event-stream of changes; Last-Event-ID replays what was missed, or starts with `reset`.
   router.get('/v1/events', (ctx) => {
     const stream = new PassThrough();
-    ctx.set({ 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' });
+    ctx.set({
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+    });
     ctx.status = 200;
     ctx.body = stream;
     stream.write(': connected\n\n');
@@ -172,10 +182,13 @@ function keyServiceApp({ store, events, token, streams, pingIntervalMs }: KeySer
     if (!store.hasOrganization(organizationOf(ctx))) return answer(ctx, 404, { error: 'not_found' });
     const { name, permissions, expiresAt } = parsed(ctx, CreateKeyBody);
     const expiresAtMs = typeof expiresAt === 'string' ? parseDateTime(expiresAt) : null;
-    if (expiresAt !== undefined && expiresAt !== null && expiresAtMs === null) return answer(ctx, 400, { error: 'invalid_expiry' });
+    if (expiresAt !== undefined && expiresAt !== null && expiresAtMs === null)
+      return answer(ctx, 400, { error: 'invalid_expiry' });
     const result = await store.createKey(organizationOf(ctx), actorId, { name, permissions, expiresAtMs });
     if (!result.ok) {
-      return answer(ctx, { not_found: 404, invalid_expiry: 400, active_key_limit: 409 }[result.error], { error: result.error });
+      return answer(ctx, { not_found: 404, invalid_expiry: 400, active_key_limit: 409 }[result.error], {
+        error: result.error,
+      });
     }
     ctx.set('cache-control', 'no-store');
     answer(ctx, 201, { key: result.key, plaintext: result.plaintext });
@@ -189,7 +202,7 @@ function keyServiceApp({ store, events, token, streams, pingIntervalMs }: KeySer
 
   router.post('/v1/organizations/:organizationId/keys/:keyId/revoke', async (ctx) => {
     const actorId = actorWithKeyPermission(ctx);
-    const key = await store.revokeKey(organizationOf(ctx), ctx.params['keyId'] ?? '', actorId);
+    const key = await store.revokeKey(organizationOf(ctx), ctx.params.keyId ?? '', actorId);
     answer(ctx, key ? 200 : 404, key ? { key } : { error: 'not_found' });
   });
 
@@ -202,7 +215,7 @@ function keyServiceApp({ store, events, token, streams, pingIntervalMs }: KeySer
 }
 
 function organizationOf(ctx: Koa.Context & { params: Record<string, string | undefined> }): string {
-  return ctx.params['organizationId'] ?? '';
+  return ctx.params.organizationId ?? '';
 }
 
 function answer(ctx: Koa.Context, status: number, body: unknown): void {
@@ -220,7 +233,10 @@ function parsed<T extends z.ZodType>(ctx: Koa.Context, schema: T): z.output<T> {
 /** The acting person, when they hold manage_api_keys; otherwise 403 forbidden. */
 function actorWithKeyPermission(ctx: Koa.Context): string {
   const id = ctx.get('x-actor-id').trim();
-  const permissions = ctx.get('x-actor-permissions').split(',').map((p) => p.trim());
+  const permissions = ctx
+    .get('x-actor-permissions')
+    .split(',')
+    .map((p) => p.trim());
   if (id === '' || !permissions.includes('manage_api_keys')) ctx.throw(403);
   return id;
 }

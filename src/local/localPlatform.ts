@@ -2,16 +2,16 @@ import { readFileSync } from 'node:fs';
 import Router from '@koa/router';
 import {
   buildSchema,
+  type DocumentNode,
+  type ExecutionResult,
   execute,
   GraphQLError,
+  type GraphQLFormattedError,
   GraphQLScalarType,
+  type GraphQLSchema,
   Kind,
   parse,
   validate,
-  type DocumentNode,
-  type ExecutionResult,
-  type GraphQLFormattedError,
-  type GraphQLSchema,
 } from 'graphql';
 import { z } from 'zod';
 import { isCalendarDate, parseDateTime } from '../rfc3339.js';
@@ -154,7 +154,7 @@ function checkScalar(type: GraphQLScalarType, accepts: (text: string) => boolean
 }
 
 function withCode(error: GraphQLError, code: string): GraphQLError {
-  if (error.extensions['code'] !== undefined) return error;
+  if (error.extensions.code !== undefined) return error;
   return new GraphQLError(error.message, {
     nodes: error.nodes,
     source: error.source,

@@ -114,7 +114,11 @@ class SiteNode {
   }
 
   /** Newest first by startedAt (an instant: offsets differ), optionally one status only. */
-  auditRuns(args: { status?: AuditRunStatus | null; first?: number | null; after?: string | null }): Connection<AuditRunNode> {
+  auditRuns(args: {
+    status?: AuditRunStatus | null;
+    first?: number | null;
+    after?: string | null;
+  }): Connection<AuditRunNode> {
     const first = pageSize(args.first, 10);
     const status = args.status ?? null;
     const scope = `runs:${this.id}:${status ?? '*'}`;
@@ -181,7 +185,11 @@ class AuditRunNode {
     })).filter((row) => row.count > 0);
   }
 
-  issues(args: { first?: number | null; after?: string | null; severity?: AuditSeverity | null }): Connection<AuditIssueRecord> {
+  issues(args: {
+    first?: number | null;
+    after?: string | null;
+    severity?: AuditSeverity | null;
+  }): Connection<AuditIssueRecord> {
     const first = pageSize(args.first, 50);
     const severity = args.severity ?? null;
     const scope = `issues:${this.id}:${severity ?? '*'}`;
@@ -207,7 +215,8 @@ function asciiLowerCase(text: string): string {
  */
 function keywordOrder(field: OrderField, direction: Direction): (a: KeywordRecord, b: KeywordRecord) => number {
   const sign = direction === 'ASC' ? 1 : -1;
-  const byText = (a: KeywordRecord, b: KeywordRecord) => compareCodePoints(a.keyword, b.keyword) || compareCodePoints(a.id, b.id);
+  const byText = (a: KeywordRecord, b: KeywordRecord) =>
+    compareCodePoints(a.keyword, b.keyword) || compareCodePoints(a.id, b.id);
   switch (field) {
     case 'POSITION':
       return (a, b) => sign * (sortablePosition(a.position) - sortablePosition(b.position)) || byText(a, b);

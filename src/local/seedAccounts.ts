@@ -55,14 +55,70 @@ export interface SeedKey {
 }
 
 export const SEED_KEYS: readonly SeedKey[] = [
-  { name: 'demo', id: 'key_LOCALDEMO00000000000000001', organizationId: 'org_demo', label: 'local demo', permissions: ['read'], state: 'active' },
-  { name: 'demoWriteOnly', id: 'key_LOCALDEMO00000000000000002', organizationId: 'org_demo', label: 'local write only', permissions: ['write'], state: 'active' },
-  { name: 'demoExpired', id: 'key_LOCALDEMO00000000000000003', organizationId: 'org_demo', label: 'local expired', permissions: ['read'], state: 'expired' },
-  { name: 'demoRevoked', id: 'key_LOCALDEMO00000000000000004', organizationId: 'org_demo', label: 'local revoked', permissions: ['read'], state: 'revoked' },
-  { name: 'starter', id: 'key_LOCALSTARTER00000000000005', organizationId: 'org_starter', label: 'local starter', permissions: ['read'], state: 'active' },
-  { name: 'capped', id: 'key_LOCALCAPPED000000000000006', organizationId: 'org_capped', label: 'local capped', permissions: ['read'], state: 'active' },
-  { name: 'other', id: 'key_LOCALOTHER0000000000000007', organizationId: 'org_other', label: 'local other', permissions: ['read'], state: 'active' },
-  { name: 'legacy', id: 'key_LOCALLEGACY000000000000008', organizationId: 'org_legacy', label: 'local legacy', permissions: ['read'], state: 'active' },
+  {
+    name: 'demo',
+    id: 'key_LOCALDEMO00000000000000001',
+    organizationId: 'org_demo',
+    label: 'local demo',
+    permissions: ['read'],
+    state: 'active',
+  },
+  {
+    name: 'demoWriteOnly',
+    id: 'key_LOCALDEMO00000000000000002',
+    organizationId: 'org_demo',
+    label: 'local write only',
+    permissions: ['write'],
+    state: 'active',
+  },
+  {
+    name: 'demoExpired',
+    id: 'key_LOCALDEMO00000000000000003',
+    organizationId: 'org_demo',
+    label: 'local expired',
+    permissions: ['read'],
+    state: 'expired',
+  },
+  {
+    name: 'demoRevoked',
+    id: 'key_LOCALDEMO00000000000000004',
+    organizationId: 'org_demo',
+    label: 'local revoked',
+    permissions: ['read'],
+    state: 'revoked',
+  },
+  {
+    name: 'starter',
+    id: 'key_LOCALSTARTER00000000000005',
+    organizationId: 'org_starter',
+    label: 'local starter',
+    permissions: ['read'],
+    state: 'active',
+  },
+  {
+    name: 'capped',
+    id: 'key_LOCALCAPPED000000000000006',
+    organizationId: 'org_capped',
+    label: 'local capped',
+    permissions: ['read'],
+    state: 'active',
+  },
+  {
+    name: 'other',
+    id: 'key_LOCALOTHER0000000000000007',
+    organizationId: 'org_other',
+    label: 'local other',
+    permissions: ['read'],
+    state: 'active',
+  },
+  {
+    name: 'legacy',
+    id: 'key_LOCALLEGACY000000000000008',
+    organizationId: 'org_legacy',
+    label: 'local legacy',
+    permissions: ['read'],
+    state: 'active',
+  },
 ];
 
 /** The person the local seed and the CLI act as. */

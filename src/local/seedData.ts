@@ -14,7 +14,7 @@ import type {
   SiteRecord,
 } from './platformData.js';
 import { SEED_ORGANIZATIONS } from './seedAccounts.js';
-import { seededRandom, type SeededRandom } from './seededRandom.js';
+import { type SeededRandom, seededRandom } from './seededRandom.js';
 
 /**
  * Demo content of the local platform. Every date is relative to `now` (injectable), and
@@ -106,7 +106,14 @@ const ACME_KEYWORDS: readonly KeywordPlan[] = [
   { keyword: 'technical seo checklist', volume: 4400, cluster: 'audits', before: 9, now: 27 },
   { keyword: 'serp tracking api', volume: 720, cluster: 'rank tracking', before: 61, now: 19 },
   { keyword: 'backlink checker', volume: 22200, cluster: null, before: 33, now: null },
-  { keyword: 'generative engine optimization', volume: 2900, cluster: 'ai visibility', before: null, now: 14, trackedSinceDays: 3 },
+  {
+    keyword: 'generative engine optimization',
+    volume: 2900,
+    cluster: 'ai visibility',
+    before: null,
+    now: 14,
+    trackedSinceDays: 3,
+  },
   { keyword: 'llm brand monitoring', volume: null, cluster: 'ai visibility', before: 0, now: 41 },
   // Steady keywords, with ties on position 4 and 5 (ties order by code point).
   { keyword: 'seo platform', volume: 6600, cluster: null, before: 1, now: 1 },
@@ -144,15 +151,63 @@ const ACME_FILLER = {
 const CATALOG_FILLER = {
   count: 640,
   heads: [
-    'running shoes', 'trail shoes', 'hiking boots', 'rain jacket', 'down jacket', 'fleece', 'base layer',
-    'backpack', 'daypack', 'tent', 'sleeping bag', 'sleeping pad', 'headlamp', 'water bottle', 'trekking poles',
-    'climbing harness', 'chalk bag', 'ski goggles', 'snowboard', 'bike helmet', 'cycling gloves', 'yoga mat',
-    'gym bag', 'swim goggles', 'wetsuit', 'camp stove', 'cooler', 'hammock', 'compass', 'gaiters',
-    'beanie', 'sun hat', 'sunglasses', 'running socks', 'sports bra', 'shorts', 'leggings', 'windbreaker',
+    'running shoes',
+    'trail shoes',
+    'hiking boots',
+    'rain jacket',
+    'down jacket',
+    'fleece',
+    'base layer',
+    'backpack',
+    'daypack',
+    'tent',
+    'sleeping bag',
+    'sleeping pad',
+    'headlamp',
+    'water bottle',
+    'trekking poles',
+    'climbing harness',
+    'chalk bag',
+    'ski goggles',
+    'snowboard',
+    'bike helmet',
+    'cycling gloves',
+    'yoga mat',
+    'gym bag',
+    'swim goggles',
+    'wetsuit',
+    'camp stove',
+    'cooler',
+    'hammock',
+    'compass',
+    'gaiters',
+    'beanie',
+    'sun hat',
+    'sunglasses',
+    'running socks',
+    'sports bra',
+    'shorts',
+    'leggings',
+    'windbreaker',
   ],
   modifiers: [
-    'for women', 'for men', 'for kids', 'sale', 'waterproof', 'lightweight', 'best', 'cheap', 'review',
-    'size guide', 'near me', 'vegan', 'recycled', 'ultralight', 'winter', 'summer', 'wide fit',
+    'for women',
+    'for men',
+    'for kids',
+    'sale',
+    'waterproof',
+    'lightweight',
+    'best',
+    'cheap',
+    'review',
+    'size guide',
+    'near me',
+    'vegan',
+    'recycled',
+    'ultralight',
+    'winter',
+    'summer',
+    'wide fit',
   ],
   clusters: ['footwear', 'outerwear', 'camping', 'climbing', 'winter sports', 'fitness'],
 };
@@ -169,18 +224,27 @@ const DEMO_AUDITS: readonly AuditSpec[] = [
   { status: 'RUNNING', startedMinutesAgo: 40, offsetMinutes: -300 },
   // Newest completed by instant, though its text (-05:00) sorts before the next one's (+05:30).
   {
-    status: 'COMPLETED', startedMinutesAgo: 20 * 60, offsetMinutes: -300, durationMinutes: 47,
+    status: 'COMPLETED',
+    startedMinutesAgo: 20 * 60,
+    offsetMinutes: -300,
+    durationMinutes: 47,
     scores: { overall: 82.5, aiCrawl: null, contentDecay: 64, technical: 91.25 },
     counts: { CRITICAL: 3, WARNING: 17 },
   },
   {
-    status: 'COMPLETED', startedMinutesAgo: 22 * 60, offsetMinutes: 330, durationMinutes: 52,
+    status: 'COMPLETED',
+    startedMinutesAgo: 22 * 60,
+    offsetMinutes: 330,
+    durationMinutes: 52,
     scores: { overall: 79, aiCrawl: 70, contentDecay: 61.5, technical: 88 },
     counts: { CRITICAL: 5, WARNING: 21, INFO: 9 },
   },
   { status: 'FAILED', startedMinutesAgo: 3 * 24 * 60, offsetMinutes: 60 },
   {
-    status: 'COMPLETED', startedMinutesAgo: 9 * 24 * 60, offsetMinutes: 60, durationMinutes: 55,
+    status: 'COMPLETED',
+    startedMinutesAgo: 9 * 24 * 60,
+    offsetMinutes: 60,
+    durationMinutes: 55,
     scores: { overall: 74, aiCrawl: 66, contentDecay: 58, technical: 85 },
     counts: { CRITICAL: 8, WARNING: 25, INFO: 12 },
   },
@@ -190,14 +254,25 @@ const DEMO_AUDITS: readonly AuditSpec[] = [
 const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
   org_demo: [
     {
-      id: 'site_acme_com', domain: 'acme.com', createdDaysAgo: 400, createdOffsetMinutes: 60, historyDays: 120,
-      missingDays: [2, 7, 15, 16, 31, 60], keywords: ACME_KEYWORDS, filler: ACME_FILLER,
+      id: 'site_acme_com',
+      domain: 'acme.com',
+      createdDaysAgo: 400,
+      createdOffsetMinutes: 60,
+      historyDays: 120,
+      missingDays: [2, 7, 15, 16, 31, 60],
+      keywords: ACME_KEYWORDS,
+      filler: ACME_FILLER,
       ai: { active: 42, paused: 6, archived: 3, createdDaysAgo: 200, withRollups: true, scoreBps: 6120 },
       audits: DEMO_AUDITS,
     },
     {
-      id: 'site_acme_org', domain: 'acme.org', createdDaysAgo: 90, createdOffsetMinutes: -300, historyDays: 30,
-      missingDays: [1], keywords: [
+      id: 'site_acme_org',
+      domain: 'acme.org',
+      createdDaysAgo: 90,
+      createdOffsetMinutes: -300,
+      historyDays: 30,
+      missingDays: [1],
+      keywords: [
         { keyword: 'acme foundation', volume: 260, cluster: null, before: 3, now: 2 },
         { keyword: 'acme grants', volume: 140, cluster: null, before: 0, now: 0 },
       ],
@@ -205,18 +280,31 @@ const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
       ai: { active: 4, paused: 0, archived: 0, createdDaysAgo: 1, withRollups: false, scoreBps: 0 },
       audits: [
         {
-          status: 'COMPLETED', startedMinutesAgo: 5 * 24 * 60, offsetMinutes: 0, durationMinutes: 12,
-          scores: { overall: 91, aiCrawl: 88, contentDecay: null, technical: 95 }, counts: { INFO: 4 },
+          status: 'COMPLETED',
+          startedMinutesAgo: 5 * 24 * 60,
+          offsetMinutes: 0,
+          durationMinutes: 12,
+          scores: { overall: 91, aiCrawl: 88, contentDecay: null, technical: 95 },
+          counts: { INFO: 4 },
         },
       ],
     },
     {
-      id: 'site_bigcatalog_shop', domain: 'bigcatalog.shop', createdDaysAgo: 700, createdOffsetMinutes: 330,
-      historyDays: 100, missingDays: [5, 12, 40], keywords: [], filler: CATALOG_FILLER,
+      id: 'site_bigcatalog_shop',
+      domain: 'bigcatalog.shop',
+      createdDaysAgo: 700,
+      createdOffsetMinutes: 330,
+      historyDays: 100,
+      missingDays: [5, 12, 40],
+      keywords: [],
+      filler: CATALOG_FILLER,
       ai: { active: 120, paused: 14, archived: 30, createdDaysAgo: 300, withRollups: true, scoreBps: 4380 },
       audits: [
         {
-          status: 'COMPLETED', startedMinutesAgo: 2 * 24 * 60, offsetMinutes: 60, durationMinutes: 190,
+          status: 'COMPLETED',
+          startedMinutesAgo: 2 * 24 * 60,
+          offsetMinutes: 60,
+          durationMinutes: 190,
           scores: { overall: 68, aiCrawl: 72.5, contentDecay: 49, technical: 70 },
           counts: { CRITICAL: 41, WARNING: 160, INFO: 75 },
         },
@@ -224,8 +312,13 @@ const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
       ],
     },
     {
-      id: 'site_newsite_io', domain: 'newsite.io', createdDaysAgo: 4, createdOffsetMinutes: -300, historyDays: 3,
-      missingDays: [], keywords: [
+      id: 'site_newsite_io',
+      domain: 'newsite.io',
+      createdDaysAgo: 4,
+      createdOffsetMinutes: -300,
+      historyDays: 3,
+      missingDays: [],
+      keywords: [
         { keyword: 'new site launch', volume: 50, cluster: null, before: null, now: 64 },
         { keyword: 'newsite', volume: 10, cluster: null, before: null, now: 1 },
       ],
@@ -237,28 +330,50 @@ const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
       ],
     },
     {
-      id: 'site_quiet_dev', domain: 'quiet.dev', createdDaysAgo: 2, createdOffsetMinutes: 0, historyDays: 0,
-      missingDays: [], keywords: [], filler: null, ai: null, audits: [],
+      id: 'site_quiet_dev',
+      domain: 'quiet.dev',
+      createdDaysAgo: 2,
+      createdOffsetMinutes: 0,
+      historyDays: 0,
+      missingDays: [],
+      keywords: [],
+      filler: null,
+      ai: null,
+      audits: [],
     },
   ],
   org_starter: [
     {
-      id: 'site_starter_shop_com', domain: 'starter-shop.com', createdDaysAgo: 60, createdOffsetMinutes: 60,
-      historyDays: 30, missingDays: [], keywords: [],
+      id: 'site_starter_shop_com',
+      domain: 'starter-shop.com',
+      createdDaysAgo: 60,
+      createdOffsetMinutes: 60,
+      historyDays: 30,
+      missingDays: [],
+      keywords: [],
       filler: SMALL_FILLER(['handmade soap', 'candles', 'gift box'], ['shop'], 12),
       ai: null,
       audits: [
         {
-          status: 'COMPLETED', startedMinutesAgo: 7 * 24 * 60, offsetMinutes: 60, durationMinutes: 9,
-          scores: { overall: 77, aiCrawl: 60, contentDecay: 80, technical: 81 }, counts: { WARNING: 6 },
+          status: 'COMPLETED',
+          startedMinutesAgo: 7 * 24 * 60,
+          offsetMinutes: 60,
+          durationMinutes: 9,
+          scores: { overall: 77, aiCrawl: 60, contentDecay: 80, technical: 81 },
+          counts: { WARNING: 6 },
         },
       ],
     },
   ],
   org_capped: [
     {
-      id: 'site_capped_net', domain: 'capped.net', createdDaysAgo: 200, createdOffsetMinutes: 0, historyDays: 30,
-      missingDays: [], keywords: [],
+      id: 'site_capped_net',
+      domain: 'capped.net',
+      createdDaysAgo: 200,
+      createdOffsetMinutes: 0,
+      historyDays: 30,
+      missingDays: [],
+      keywords: [],
       filler: SMALL_FILLER(['news', 'podcast', 'video'], ['media'], 10),
       ai: { active: 8, paused: 2, archived: 0, createdDaysAgo: 50, withRollups: true, scoreBps: 5000 },
       audits: [],
@@ -267,41 +382,82 @@ const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
   org_other: [
     {
       // Same domain as org_demo's: a site of another organization must look missing.
-      id: 'site_other_acme_com', domain: 'acme.com', createdDaysAgo: 30, createdOffsetMinutes: 0, historyDays: 20,
-      missingDays: [], keywords: [{ keyword: 'other acme secret', volume: 5, cluster: null, before: 9, now: 1 }],
+      id: 'site_other_acme_com',
+      domain: 'acme.com',
+      createdDaysAgo: 30,
+      createdOffsetMinutes: 0,
+      historyDays: 20,
+      missingDays: [],
+      keywords: [{ keyword: 'other acme secret', volume: 5, cluster: null, before: 9, now: 1 }],
       filler: null,
       ai: { active: 1, paused: 0, archived: 0, createdDaysAgo: 20, withRollups: true, scoreBps: 9100 },
       audits: [],
     },
     {
-      id: 'site_other_brand_co', domain: 'other-brand.co', createdDaysAgo: 30, createdOffsetMinutes: 0,
-      historyDays: 20, missingDays: [], keywords: [],
-      filler: SMALL_FILLER(['brand', 'shop'], ['brand'], 6), ai: null, audits: [],
+      id: 'site_other_brand_co',
+      domain: 'other-brand.co',
+      createdDaysAgo: 30,
+      createdOffsetMinutes: 0,
+      historyDays: 20,
+      missingDays: [],
+      keywords: [],
+      filler: SMALL_FILLER(['brand', 'shop'], ['brand'], 6),
+      ai: null,
+      audits: [],
     },
   ],
   org_legacy: [
     {
-      id: 'site_legacy_example', domain: 'legacy.example', createdDaysAgo: 900, createdOffsetMinutes: 0,
-      historyDays: 10, missingDays: [], keywords: [],
-      filler: SMALL_FILLER(['legacy'], ['legacy'], 3), ai: null, audits: [],
+      id: 'site_legacy_example',
+      domain: 'legacy.example',
+      createdDaysAgo: 900,
+      createdOffsetMinutes: 0,
+      historyDays: 10,
+      missingDays: [],
+      keywords: [],
+      filler: SMALL_FILLER(['legacy'], ['legacy'], 3),
+      ai: null,
+      audits: [],
     },
   ],
 };
 
 const ISSUE_TITLES: Readonly<Record<AuditSeverity, readonly string[]>> = {
   CRITICAL: ['Page returns 5xx', 'Canonical points to a broken page', 'Blocked by robots.txt', 'Redirect loop'],
-  WARNING: ['Missing meta description', 'Title longer than 60 characters', 'Slow largest contentful paint',
-    'Image without alt text', 'Duplicate H1', 'Orphan page'],
+  WARNING: [
+    'Missing meta description',
+    'Title longer than 60 characters',
+    'Slow largest contentful paint',
+    'Image without alt text',
+    'Duplicate H1',
+    'Orphan page',
+  ],
   INFO: ['Redirect chain of two hops', 'Thin content', 'Page not in sitemap', 'Hreflang without return link'],
 };
-const PAGE_PATHS = ['', 'pricing', 'blog', 'blog/seo-basics', 'features/audits', 'about', 'contact', 'docs/api',
-  'blog/ai-visibility', 'changelog', 'careers', 'legal/privacy'];
+const PAGE_PATHS = [
+  '',
+  'pricing',
+  'blog',
+  'blog/seo-basics',
+  'features/audits',
+  'about',
+  'contact',
+  'docs/api',
+  'blog/ai-visibility',
+  'changelog',
+  'careers',
+  'legal/privacy',
+];
 const SEVERITIES: readonly AuditSeverity[] = ['CRITICAL', 'WARNING', 'INFO'];
 const WINDOWS: readonly RollupWindow[] = ['DAYS_7', 'DAYS_30', 'DAYS_90'];
 
 function buildSite(spec: SiteSpec, nowMs: number): SiteRecord {
   const random = seededRandom(spec.id);
-  const todayMs = Date.UTC(new Date(nowMs).getUTCFullYear(), new Date(nowMs).getUTCMonth(), new Date(nowMs).getUTCDate());
+  const todayMs = Date.UTC(
+    new Date(nowMs).getUTCFullYear(),
+    new Date(nowMs).getUTCMonth(),
+    new Date(nowMs).getUTCDate(),
+  );
   const plans = [...spec.keywords, ...fillerPlans(spec, random)];
   const series = plans.map((plan) => positionSeries(plan, spec.historyDays, random));
 
@@ -313,7 +469,8 @@ function buildSite(spec: SiteSpec, nowMs: number): SiteRecord {
       keyword: plan.keyword,
       position: series[index]?.[0] ?? null,
       searchVolume: plan.volume,
-      cluster: plan.cluster === null ? null : { id: `cluster_${plan.cluster.replace(/\W+/g, '_')}`, label: plan.cluster },
+      cluster:
+        plan.cluster === null ? null : { id: `cluster_${plan.cluster.replace(/\W+/g, '_')}`, label: plan.cluster },
       createdAt: dateTimeWithOffset(createdMs, OFFSETS[index % OFFSETS.length] ?? 0),
     };
   });
@@ -394,9 +551,10 @@ function positionSeries(plan: KeywordPlan, historyDays: number, random: SeededRa
     let position: number | null;
     if (daysAgo === 0) position = plan.now;
     else if (daysAgo > 8) {
-      position = ranked(plan.before) && plan.before !== plan.now
-        ? Math.min(100, Math.max(1, plan.before + random.int(-2, 2)))
-        : plan.before;
+      position =
+        ranked(plan.before) && plan.before !== plan.now
+          ? Math.min(100, Math.max(1, plan.before + random.int(-2, 2)))
+          : plan.before;
     } else if (ranked(plan.before) && ranked(plan.now)) {
       position = Math.round(plan.before + ((plan.now - plan.before) * (8 - daysAgo)) / 8);
     } else {
@@ -414,7 +572,9 @@ function buildAiVisibility(spec: SiteSpec, ai: AiSpec, nowMs: number, random: Se
       let score = ai.scoreBps;
       for (let week = 0; week < 8; week++) {
         const computedMs = nowMs - 3 * HOUR_MS - week * 7 * DAY_MS;
-        rollups.push(rollup(window, score, computedMs, week === 0 ? -300 : OFFSETS[week % OFFSETS.length] ?? 0, random));
+        rollups.push(
+          rollup(window, score, computedMs, week === 0 ? -300 : (OFFSETS[week % OFFSETS.length] ?? 0), random),
+        );
         score = Math.min(10_000, Math.max(0, score + random.int(-400, 300)));
       }
     }
@@ -430,7 +590,13 @@ function buildAiVisibility(spec: SiteSpec, ai: AiSpec, nowMs: number, random: Se
   };
 }
 
-function rollup(window: RollupWindow, scoreBps: number, computedMs: number, offset: number, random: SeededRandom): RollupRecord {
+function rollup(
+  window: RollupWindow,
+  scoreBps: number,
+  computedMs: number,
+  offset: number,
+  random: SeededRandom,
+): RollupRecord {
   const rate = scoreBps / 10_000;
   return {
     window,

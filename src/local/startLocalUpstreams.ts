@@ -1,4 +1,4 @@
-import { startLocalKeyService, type LocalKeyService } from './localKeyService.js';
+import { type LocalKeyService, startLocalKeyService } from './localKeyService.js';
 import { startLocalPlatform } from './localPlatform.js';
 import { LOCAL_KEYS } from './seedAccounts.js';
 import { seedPlatformData } from './seedData.js';

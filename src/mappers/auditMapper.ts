@@ -5,7 +5,12 @@ import { toUtcTimestamp } from './utcTimestamp.js';
 export interface CompletedAuditRun {
   id: string;
   completedAt: string | null;
-  scores: { overall: number | null; aiCrawl: number | null; contentDecay: number | null; technical: number | null } | null;
+  scores: {
+    overall: number | null;
+    aiCrawl: number | null;
+    contentDecay: number | null;
+    technical: number | null;
+  } | null;
   issueSummary: ReadonlyArray<{ severity: 'CRITICAL' | 'WARNING' | 'INFO'; count: number }>;
 }
 

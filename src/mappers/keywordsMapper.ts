@@ -1,5 +1,5 @@
-import { compareCodePoints } from './codePointOrder.js';
 import type { KeywordsPayload, PublicKeyword } from '../routes/payloadSchemas.js';
+import { compareCodePoints } from './codePointOrder.js';
 import { toPublicPosition } from './position.js';
 
 export interface TrackedKeywordNode {
@@ -11,18 +11,16 @@ export interface TrackedKeywordNode {
 
 /** Best position first (ties by text, code point order), then unranked keywords by text. */
 export function toKeywords(nodes: readonly TrackedKeywordNode[], limit: number): PublicKeyword[] {
-  const keywords = nodes.map(
-    (node): PublicKeyword => {
-      const position = toPublicPosition(node.position);
-      return {
-        keyword: node.keyword,
-        position,
-        unranked: position === null,
-        volume: node.searchVolume ?? null,
-        clusterLabel: node.cluster?.label ?? null,
-      };
-    },
-  );
+  const keywords = nodes.map((node): PublicKeyword => {
+    const position = toPublicPosition(node.position);
+    return {
+      keyword: node.keyword,
+      position,
+      unranked: position === null,
+      volume: node.searchVolume ?? null,
+      clusterLabel: node.cluster?.label ?? null,
+    };
+  });
   keywords.sort(byRankThenText);
   return keywords.slice(0, limit);
 }

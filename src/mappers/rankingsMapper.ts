@@ -1,5 +1,5 @@
-import { compareCodePoints } from './codePointOrder.js';
 import type { Mover, RankingsPayload } from '../routes/payloadSchemas.js';
+import { compareCodePoints } from './codePointOrder.js';
 import { toPublicPosition } from './position.js';
 
 export interface RankEntry {
@@ -12,7 +12,6 @@ export interface StartEntry {
   keywordId: string;
   position: number | null;
 }
-
 
 /** For ordering only: an unranked side counts as just below the top 100. */
 const UNRANKED_FOR_ORDERING = 101;

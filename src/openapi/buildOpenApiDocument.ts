@@ -1,13 +1,7 @@
-import type {
-  OpenAPIObject,
-  OperationObject,
-  ParameterObject,
-  ResponseObject,
-  SchemaObject,
-} from 'openapi3-ts/oas31';
+import type { OpenAPIObject, OperationObject, ParameterObject, ResponseObject, SchemaObject } from 'openapi3-ts/oas31';
 import { z } from 'zod';
 import type { JSONSchema } from 'zod/v4/core';
-import { STATUS_BY_CODE, type ErrorCode } from '../errors.js';
+import { type ErrorCode, STATUS_BY_CODE } from '../errors.js';
 import { documentedSchemas } from '../routes/documentedSchemas.js';
 import type { PublicRoute } from '../routes/publicRoute.js';
 // Registers the failure envelope's schemas among the documented ones.
@@ -94,7 +88,9 @@ function recordedData(route: PublicRoute): Readonly<Record<string, unknown>> {
 }
 
 function toSchema(schema: z.ZodType): SchemaObject {
-  return asOpenApiSchema(z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output', override: withoutSafeIntegerBounds }));
+  return asOpenApiSchema(
+    z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output', override: withoutSafeIntegerBounds }),
+  );
 }
 
 /**
@@ -147,7 +143,9 @@ export function buildOpenApiDocument(routes: readonly PublicRoute[], options: Do
     components: {
       schemas: componentSchemas(),
       parameters: requestHeaderParameters,
-      headers: Object.fromEntries(Object.entries(responseHeaders).map(([name, header]) => [headerComponent(name), header])),
+      headers: Object.fromEntries(
+        Object.entries(responseHeaders).map(([name, header]) => [headerComponent(name), header]),
+      ),
       examples: failureExamples(),
       securitySchemes: {
         bearerApiKey: {

@@ -37,7 +37,9 @@ const ErrorMeta = z
   .strict()
   .register(documentedSchemas, { id: 'ErrorMeta', description: 'About the failed request.' });
 
-z
-  .object({ data: z.null(), meta: ErrorMeta, errors: z.array(ErrorEntry).min(1) })
+z.object({ data: z.null(), meta: ErrorMeta, errors: z.array(ErrorEntry).min(1) })
   .strict()
-  .register(documentedSchemas, { id: 'ErrorEnvelope', description: 'Every failure: `data` null and at least one error.' });
+  .register(documentedSchemas, {
+    id: 'ErrorEnvelope',
+    description: 'Every failure: `data` null and at least one error.',
+  });

@@ -1,5 +1,5 @@
 import type { ExampleObject, ReferenceObject, ResponseObject, SchemaObject } from 'openapi3-ts/oas31';
-import { reasonsOf, STATUS_BY_CODE, type ErrorCode } from '../errors.js';
+import { type ErrorCode, reasonsOf, STATUS_BY_CODE } from '../errors.js';
 import { RECORDED_EXAMPLES } from './recordedExamples.js';
 import { responseHeaders } from './responseHeaders.js';
 
@@ -26,14 +26,23 @@ const FAILURES: Readonly<Record<ErrorCode, { readonly text: string; readonly hea
     text: 'The credential is not an API key; the key lacks `read`; the plan is below Pro; or the organization usage ceiling is reached.',
     headers: [],
   },
-  NOT_FOUND: { text: "No site of the key's organization matches `site`, or no such route.", headers: ['RateLimit-Policy?', 'RateLimit?'] },
+  NOT_FOUND: {
+    text: "No site of the key's organization matches `site`, or no such route.",
+    headers: ['RateLimit-Policy?', 'RateLimit?'],
+  },
   METHOD_NOT_ALLOWED: { text: 'The path exists but accepts only GET (and HEAD).', headers: ['Allow'] },
   REQUEST_TIMEOUT: { text: 'The request was not received in time.', headers: [] },
   URI_TOO_LONG: { text: 'The request URL is longer than the gateway accepts.', headers: [] },
   HEADERS_TOO_LARGE: { text: 'The request headers are larger than the gateway accepts.', headers: [] },
-  RATE_LIMITED: { text: "The organization's request limit is used up for this window.", headers: ['Retry-After', 'RateLimit-Policy', 'RateLimit'] },
+  RATE_LIMITED: {
+    text: "The organization's request limit is used up for this window.",
+    headers: ['Retry-After', 'RateLimit-Policy', 'RateLimit'],
+  },
   INTERNAL: { text: 'An unexpected failure inside the gateway.', headers: [] },
-  UPSTREAM_ERROR: { text: 'The data source failed to answer, and no recent answer was cached.', headers: ['RateLimit-Policy?', 'RateLimit?'] },
+  UPSTREAM_ERROR: {
+    text: 'The data source failed to answer, and no recent answer was cached.',
+    headers: ['RateLimit-Policy?', 'RateLimit?'],
+  },
   SERVICE_UNAVAILABLE: {
     text: 'Temporarily unavailable: authentication cannot be checked, the request limit cannot be enforced, or the data source is busy. Retry after the given delay.',
     headers: ['Retry-After', 'RateLimit-Policy?', 'RateLimit?'],
@@ -84,7 +93,9 @@ export function failureResponse(code: ErrorCode): ResponseObject {
     content: {
       'application/json': {
         schema: { allOf: [ref('schemas', 'ErrorEnvelope'), narrowing] },
-        ...(examples.length > 0 ? { examples: Object.fromEntries(examples.map((name) => [name, ref('examples', name)])) } : {}),
+        ...(examples.length > 0
+          ? { examples: Object.fromEntries(examples.map((name) => [name, ref('examples', name)])) }
+          : {}),
       },
     },
   };

@@ -1,7 +1,7 @@
 import type { HeaderObject, ParameterObject } from 'openapi3-ts/oas31';
 import { REQUEST_ID_PATTERN } from '../http/requestId.js';
-import { ALLOW } from '../http/unmatchedPaths.js';
 import { CALLER_VARY as VARY } from '../http/securityHeaders.js';
+import { ALLOW } from '../http/unmatchedPaths.js';
 
 /**
  * The headers of the document: what requests may send and what answers carry.
@@ -67,13 +67,14 @@ export const responseHeaders: Record<string, HeaderObject> = {
   'Cache-Status': {
     description:
       'RFC 9211, one entry for the gateway: `gateway; hit; ttl=<seconds left>` served from its cache; ' +
-      '`gateway; fwd=miss` fetched now (`; collapsed` when it shared another request\'s fetch); ' +
+      "`gateway; fwd=miss` fetched now (`; collapsed` when it shared another request's fetch); " +
       '`gateway; fwd=stale; ttl=<negative>; detail=stale-if-error` a recent answer stands in because the data ' +
       'source failed; `gateway; fwd=bypass` the cache is off.',
     required: true,
     schema: {
       type: 'string',
-      pattern: '^gateway; (hit; ttl=-?\\d+|fwd=miss(; collapsed)?|fwd=stale; ttl=-?\\d+; detail=stale-if-error|fwd=bypass)$',
+      pattern:
+        '^gateway; (hit; ttl=-?\\d+|fwd=miss(; collapsed)?|fwd=stale; ttl=-?\\d+; detail=stale-if-error|fwd=bypass)$',
     },
   },
   Age: {

@@ -42,7 +42,12 @@ export function createOrganizationShares(): OrganizationShares {
   const perOrganization = new Map<string, LimitFunction>();
 
   const refused = (operation: string, why: string) =>
-    new UpstreamError('platform', 'throttled', `${operation}: no room for another call (${why})`, shares.retryAfterSeconds);
+    new UpstreamError(
+      'platform',
+      'throttled',
+      `${operation}: no room for another call (${why})`,
+      shares.retryAfterSeconds,
+    );
 
   return {
     async run(organizationId, operation, call) {
@@ -52,7 +57,8 @@ export function createOrganizationShares(): OrganizationShares {
         perOrganization.set(organizationId, organization);
       }
       // Admission counts every call a queue holds, running or waiting: beyond that, refuse now.
-      if (held(organization) >= shares.perOrganization + shares.queuedPerOrganization) throw refused(operation, 'organization');
+      if (held(organization) >= shares.perOrganization + shares.queuedPerOrganization)
+        throw refused(operation, 'organization');
       if (held(overall) >= shares.overall + shares.queuedOverall) throw refused(operation, 'instance');
       const own = organization;
       try {

@@ -34,7 +34,11 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   });
   const shares = createOrganizationShares();
 
-  async function call<TResult>(operation: string, document: string, variables: Record<string, unknown>): Promise<TResult> {
+  async function call<TResult>(
+    operation: string,
+    document: string,
+    variables: Record<string, unknown>,
+  ): Promise<TResult> {
     const data = await client.request<TResult, Record<string, unknown>>({ document, variables });
     // A batch-shaped answer (a JSON array) comes back as an array: not our operation's data.
     if (data === null || typeof data !== 'object' || Array.isArray(data)) {
@@ -86,7 +90,13 @@ function operationName(document: TypedDocumentString<unknown, never>): string {
 function toUpstreamError(err: unknown, operation: string): UpstreamError {
   if (err instanceof ClientError) {
     const messages = (err.response.errors ?? []).map((e) => e.message).join('; ');
-    return failureFromStatus('platform', operation, err.response.status, err.response.headers.get('retry-after'), messages);
+    return failureFromStatus(
+      'platform',
+      operation,
+      err.response.status,
+      err.response.headers.get('retry-after'),
+      messages,
+    );
   }
   return failureFromThrown('platform', operation, err);
 }

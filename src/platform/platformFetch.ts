@@ -16,13 +16,18 @@ export function platformFetch(http: UpstreamHttp): typeof fetch {
   return async (input, init) => {
     if (input instanceof Request) throw new TypeError('platform calls take a URL, not a Request');
     const body = init?.body;
-    if (body !== undefined && body !== null && typeof body !== 'string') throw new TypeError('platform calls carry a string body');
+    if (body !== undefined && body !== null && typeof body !== 'string')
+      throw new TypeError('platform calls carry a string body');
     const headers: Record<string, string> = {};
     const given = init?.headers;
     (given instanceof Headers ? given : new Headers(given)).forEach((value, name) => {
       headers[name] = value;
     });
-    const answer = await http.send(input, { method: init?.method === 'GET' ? 'GET' : 'POST', headers, ...(body ? { body } : {}) });
+    const answer = await http.send(input, {
+      method: init?.method === 'GET' ? 'GET' : 'POST',
+      headers,
+      ...(body ? { body } : {}),
+    });
     const responseHeaders: Array<[string, string]> = [];
     for (const [name, value] of Object.entries(answer.headers)) {
       if (WIRE_HEADERS.has(name) || value === undefined) continue;

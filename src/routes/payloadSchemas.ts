@@ -33,7 +33,10 @@ export const Mover = z
     keyword: z.string(),
     from: z.int().min(1).nullable().describe('Position at the start of the window; null if unranked then.'),
     to: z.int().min(1).nullable().describe('Newest position; null if unranked now.'),
-    delta: z.int().nullable().describe('`from` minus `to`: positive means the keyword moved up. Null when either side is null.'),
+    delta: z
+      .int()
+      .nullable()
+      .describe('`from` minus `to`: positive means the keyword moved up. Null when either side is null.'),
   })
   .strict()
   .register(documentedSchemas, { id: 'Mover', description: 'A keyword whose position changed over the window.' });
@@ -60,7 +63,9 @@ export const AiVisibilityPayload = z
     site: SiteEcho,
     ai_visibility: z
       .object({
-        score: fraction.nullable().describe('Newest 30-day visibility score as a fraction; null until the first rollup exists.'),
+        score: fraction
+          .nullable()
+          .describe('Newest 30-day visibility score as a fraction; null until the first rollup exists.'),
         activePrompts: count,
         pausedPrompts: count,
         summary: z
@@ -123,9 +128,16 @@ export const AuditPayload = z
       .strict(),
   })
   .strict()
-  .register(documentedSchemas, { id: 'AuditPayload', description: 'Scores and issue counts of the newest completed audit.' });
+  .register(documentedSchemas, {
+    id: 'AuditPayload',
+    description: 'Scores and issue counts of the newest completed audit.',
+  });
 
-export const AuditSetupRequired = setupRequired('AuditSetupRequired', 'no_audit', 'No audit of the site has completed yet.');
+export const AuditSetupRequired = setupRequired(
+  'AuditSetupRequired',
+  'no_audit',
+  'No audit of the site has completed yet.',
+);
 
 export type Mover = z.output<typeof Mover>;
 export type RankingsPayload = z.output<ReturnType<typeof rankingsPayload>>;

@@ -29,7 +29,8 @@ export interface OperationText {
  * One public v1 route, declared once: its path, its query and its 200 `data` as zod
  * schemas (which parse, type and document it), and its loader.
  */
-export interface RouteDeclaration<Q extends RouteQuery, D extends z.ZodType, P extends CacheParams> extends OperationText {
+export interface RouteDeclaration<Q extends RouteQuery, D extends z.ZodType, P extends CacheParams>
+  extends OperationText {
   readonly path: string;
   readonly query: Q;
   readonly data: D;

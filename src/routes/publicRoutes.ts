@@ -5,4 +5,9 @@ import type { PublicRoute } from './publicRoute.js';
 import { rankingsRoute } from './rankingsRoute.js';
 
 /** The public v1 routes: the app serves these, and the OpenAPI document describes these. */
-export const PUBLIC_ROUTES: readonly PublicRoute[] = [rankingsRoute, aiVisibilityRoute, keywordsRoute, auditIssuesRoute];
+export const PUBLIC_ROUTES: readonly PublicRoute[] = [
+  rankingsRoute,
+  aiVisibilityRoute,
+  keywordsRoute,
+  auditIssuesRoute,
+];

@@ -44,16 +44,13 @@ export const siteParameter = z
  */
 export function lenientPositiveInt(fallback: number, max: number, what: string) {
   return z
-    .preprocess(
-      (raw) => {
-        if (typeof raw !== 'string' || !/^[0-9]+$/.test(raw)) return undefined;
-        // Any number of digits is a valid (if huge) value and clamps; Number() of a long
-        // digit string is a large finite number or Infinity, both above any maximum.
-        const value = Number(raw);
-        return value < 1 ? undefined : Math.min(value, max);
-      },
-      z.int().min(1).max(max).default(fallback),
-    )
+    .preprocess((raw) => {
+      if (typeof raw !== 'string' || !/^[0-9]+$/.test(raw)) return undefined;
+      // Any number of digits is a valid (if huge) value and clamps; Number() of a long
+      // digit string is a large finite number or Infinity, both above any maximum.
+      const value = Number(raw);
+      return value < 1 ? undefined : Math.min(value, max);
+    }, z.int().min(1).max(max).default(fallback))
     .meta({
       description:
         `${what} Default ${fallback}, maximum ${max}. Only a plain positive whole number of decimal digits is read; ` +

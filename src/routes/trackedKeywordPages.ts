@@ -1,7 +1,7 @@
 import { KeywordsDocument, KeywordsPageDocument, type TrackedKeywordOrder } from '../generated/graphql.js';
 import type { TrackedKeywordNode } from '../mappers/keywordsMapper.js';
-import { singleSite } from './singleSite.js';
 import type { PlatformClient } from '../platform/platformClient.js';
+import { singleSite } from './singleSite.js';
 
 /** The platform refuses pages larger than this (BAD_USER_INPUT). */
 export const PLATFORM_PAGE_MAX = 200;

@@ -1,14 +1,14 @@
 import {
+  type Attributes,
+  type Context,
   context,
   INVALID_SPAN_CONTEXT,
   propagation,
   ROOT_CONTEXT,
+  type Span,
   SpanKind,
   SpanStatusCode,
   trace,
-  type Attributes,
-  type Context,
-  type Span,
 } from '@opentelemetry/api';
 
 /**
@@ -43,7 +43,10 @@ export interface SpanOptions {
  */
 export function inSpan<T>(name: string, work: (span: Span) => Promise<T>, options: SpanOptions = {}): Promise<T> {
   if (!tracing) return work(NO_SPAN);
-  const spanOptions = { ...(options.attributes ? { attributes: options.attributes } : {}), ...(options.root ? { root: true } : {}) };
+  const spanOptions = {
+    ...(options.attributes ? { attributes: options.attributes } : {}),
+    ...(options.root ? { root: true } : {}),
+  };
   return tracer.startActiveSpan(name, spanOptions, async (span) => {
     try {
       return await work(span);
@@ -65,7 +68,11 @@ export interface ServerSpan {
 /** The span of one incoming request, continuing the caller's trace when its headers carry one. */
 export function startServerSpan(method: string, headers: Record<string, string | string[] | undefined>): ServerSpan {
   const parent = propagation.extract(ROOT_CONTEXT, headers);
-  const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } }, parent);
+  const span = tracer.startSpan(
+    method,
+    { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
+    parent,
+  );
   return { span, context: trace.setSpan(parent, span) };
 }
 

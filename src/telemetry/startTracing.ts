@@ -17,16 +17,25 @@ export interface Tracing {
  * and every span helper stays on its no-op path.
  */
 export async function startTracing(config: TracingConfig): Promise<Tracing> {
-  const [sdk, { resourceFromAttributes }, { ATTR_SERVICE_NAME }, core, { registerInstrumentations }, { UndiciInstrumentation }, exporters] =
-    await Promise.all([
-      import('@opentelemetry/sdk-trace-node'),
-      import('@opentelemetry/resources'),
-      import('@opentelemetry/semantic-conventions'),
-      import('@opentelemetry/core'),
-      import('@opentelemetry/instrumentation'),
-      import('@opentelemetry/instrumentation-undici'),
-      config.protocol === 'http/json' ? import('@opentelemetry/exporter-trace-otlp-http') : import('@opentelemetry/exporter-trace-otlp-proto'),
-    ]);
+  const [
+    sdk,
+    { resourceFromAttributes },
+    { ATTR_SERVICE_NAME },
+    core,
+    { registerInstrumentations },
+    { UndiciInstrumentation },
+    exporters,
+  ] = await Promise.all([
+    import('@opentelemetry/sdk-trace-node'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/semantic-conventions'),
+    import('@opentelemetry/core'),
+    import('@opentelemetry/instrumentation'),
+    import('@opentelemetry/instrumentation-undici'),
+    config.protocol === 'http/json'
+      ? import('@opentelemetry/exporter-trace-otlp-http')
+      : import('@opentelemetry/exporter-trace-otlp-proto'),
+  ]);
   const exporter = new exporters.OTLPTraceExporter({ url: config.url, headers: { ...config.headers } });
   const ratio = new sdk.TraceIdRatioBasedSampler(config.samplerRatio);
   const samplers: Record<TracingConfig['sampler'], () => Sampler> = {

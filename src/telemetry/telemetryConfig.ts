@@ -38,7 +38,10 @@ const optionalUrl = (name: string) =>
     z
       .string()
       .trim()
-      .refine((value) => /^https?:\/\/[^/\s]/.test(value) && URL.canParse(value), `${name} must be an absolute http(s) URL`)
+      .refine(
+        (value) => /^https?:\/\/[^/\s]/.test(value) && URL.canParse(value),
+        `${name} must be an absolute http(s) URL`,
+      )
       .optional(),
   );
 
@@ -89,13 +92,26 @@ export const TelemetryEnv = {
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: protocol('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'),
   OTEL_EXPORTER_OTLP_HEADERS: headerList('OTEL_EXPORTER_OTLP_HEADERS'),
   OTEL_EXPORTER_OTLP_TRACES_HEADERS: headerList('OTEL_EXPORTER_OTLP_TRACES_HEADERS'),
-  OTEL_SERVICE_NAME: z.preprocess(blankAsUndefined, z.string().trim().max(200, 'OTEL_SERVICE_NAME must be at most 200 characters').optional()),
+  OTEL_SERVICE_NAME: z.preprocess(
+    blankAsUndefined,
+    z.string().trim().max(200, 'OTEL_SERVICE_NAME must be at most 200 characters').optional(),
+  ),
   OTEL_TRACES_SAMPLER: z.preprocess(
     blankAsUndefined,
     z
       .enum(
-        ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'],
-        { message: 'OTEL_TRACES_SAMPLER must be always_on, always_off, traceidratio or parentbased_ followed by one of those' },
+        [
+          'always_on',
+          'always_off',
+          'traceidratio',
+          'parentbased_always_on',
+          'parentbased_always_off',
+          'parentbased_traceidratio',
+        ],
+        {
+          message:
+            'OTEL_TRACES_SAMPLER must be always_on, always_off, traceidratio or parentbased_ followed by one of those',
+        },
       )
       .optional(),
   ),
@@ -106,7 +122,7 @@ export const TelemetryEnv = {
       .trim()
       .optional()
       .superRefine((value, ctx) => {
-        if (value !== undefined && !(/^(0|1|0?\.\d+|1\.0*)$/.test(value))) {
+        if (value !== undefined && !/^(0|1|0?\.\d+|1\.0*)$/.test(value)) {
           ctx.addIssue({ code: 'custom', message: `OTEL_TRACES_SAMPLER_ARG must be between 0 and 1 (got ${value})` });
         }
       }),
@@ -120,12 +136,16 @@ export function tracingConfig(e: TelemetryEnvValues): TracingConfig | null {
   if (e.OTEL_SDK_DISABLED === 'true' || e.OTEL_TRACES_EXPORTER === 'none') return null;
   const url =
     e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
-    (e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
+    (e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+      ? undefined
+      : `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`);
   if (url === undefined) return null;
   return Object.freeze({
     url,
     // The specification's default for OTLP over HTTP.
-    protocol: (e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf') as OtlpProtocol,
+    protocol: (e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ??
+      e.OTEL_EXPORTER_OTLP_PROTOCOL ??
+      'http/protobuf') as OtlpProtocol,
     headers: Object.freeze({ ...e.OTEL_EXPORTER_OTLP_HEADERS, ...e.OTEL_EXPORTER_OTLP_TRACES_HEADERS }),
     serviceName: e.OTEL_SERVICE_NAME ?? DEFAULT_SERVICE_NAME,
     sampler: e.OTEL_TRACES_SAMPLER ?? 'parentbased_always_on',

@@ -1,7 +1,14 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { retryDelayMs } from './backoff.js';
 import { sleep } from './deadline.js';
-import { KeyRevokedSchema, OrganizationUpdatedSchema, parseJson, type KeyEventHandlers, type KeyEventStream, type KeyServiceEvent } from './keyServiceContract.js';
+import {
+  type KeyEventHandlers,
+  type KeyEventStream,
+  KeyRevokedSchema,
+  type KeyServiceEvent,
+  OrganizationUpdatedSchema,
+  parseJson,
+} from './keyServiceContract.js';
 import { retryAfterSeconds } from './retryAfter.js';
 import { createLiveness, EVENT_LIVENESS_MS } from './streamLiveness.js';
 import { describe } from './upstreamFailure.js';
@@ -90,7 +97,11 @@ export function followEventStream(
     };
     abortAfter(options.timeoutMs);
     try {
-      const headers: Record<string, string> = { authorization, accept: 'text/event-stream', 'cache-control': 'no-cache' };
+      const headers: Record<string, string> = {
+        authorization,
+        accept: 'text/event-stream',
+        'cache-control': 'no-cache',
+      };
       if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
       const res = await http.open(url, headers, signal);
       const contentType = headerValue(res.headers['content-type']);
@@ -149,7 +160,12 @@ export function followEventStream(
       setConnected(false, detail);
       if (closing.signal.aborted) break;
       failedAttempts += 1;
-      const delay = retryDelayMs(failedAttempts, { baseMs: baseDelayMs, maxMs: maxDelayMs, random: Math.random, retryAfterSeconds: requestedDelayMs / 1000 });
+      const delay = retryDelayMs(failedAttempts, {
+        baseMs: baseDelayMs,
+        maxMs: maxDelayMs,
+        random: Math.random,
+        retryAfterSeconds: requestedDelayMs / 1000,
+      });
       requestedDelayMs = 0;
       await sleep(delay, closing.signal);
     }

@@ -2,21 +2,27 @@ import type { z } from 'zod';
 import { UpstreamError, type UpstreamFailure } from '../errors.js';
 import { followEventStream, type KeyEventStreamOptions } from './keyEventFollower.js';
 import {
-  UnknownKeySchema,
-  UsageReceiptSchema,
-  VerificationSchema,
-  parseJson,
   type KeyEventHandlers,
   type KeyEventStream,
+  parseJson,
+  UnknownKeySchema,
   type UsageEvent,
   type UsageReceipt,
+  UsageReceiptSchema,
   type Verification,
+  VerificationSchema,
 } from './keyServiceContract.js';
 import { failureFromStatus, failureFromThrown } from './upstreamFailure.js';
 import { createUpstreamHttp, type UpstreamAnswer } from './upstreamHttp.js';
 
 // The contract's types the rest of the gateway has always imported from the client.
-export type { KeyEventHandlers, KeyEventStream, KeyServiceEvent, UsageEvent, Verification } from './keyServiceContract.js';
+export type {
+  KeyEventHandlers,
+  KeyEventStream,
+  KeyServiceEvent,
+  UsageEvent,
+  Verification,
+} from './keyServiceContract.js';
 
 /**
  * The calls to the internal key service (key-service.md): verify a key by its hash,
@@ -65,12 +71,18 @@ export function createKeyServiceClient(options: KeyServiceClientOptions): KeySer
   const headers = { authorization, 'content-type': 'application/json', accept: 'application/json' };
 
   /** One POST; the answer for `read` to judge (429/503 already turned into throttled). Reports duration and outcome to onCall. */
-  async function post<T>(call: KeyServiceCall, path: string, body: unknown, read: (answer: UpstreamAnswer, json: unknown) => T): Promise<T> {
+  async function post<T>(
+    call: KeyServiceCall,
+    path: string,
+    body: unknown,
+    read: (answer: UpstreamAnswer, json: unknown) => T,
+  ): Promise<T> {
     const started = performance.now();
     let outcome: 'ok' | UpstreamFailure = 'ok';
     try {
       const answer = await http.send(`${baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
-      if (answer.status === 429 || answer.status === 503) throw failureFromStatus('key-service', call, answer.status, headerText(answer, 'retry-after'));
+      if (answer.status === 429 || answer.status === 503)
+        throw failureFromStatus('key-service', call, answer.status, headerText(answer, 'retry-after'));
       return read(answer, parseJson(answer.text));
     } catch (err: unknown) {
       const failure = failureFromThrown('key-service', call, err);

@@ -106,7 +106,6 @@ export const KeyRevokedSchema = z.object({
 });
 export const OrganizationUpdatedSchema = z.object({ organizationId: z.string() });
 
-
 /** A body as JSON, or undefined when it is not JSON (the schemas then reject it). */
 export function parseJson(text: string): unknown {
   try {

@@ -16,7 +16,8 @@ export function failureFromStatus(
   detail = '',
 ): UpstreamError {
   const described = `${call}: status ${status} ${detail}`.trim();
-  if (status === 429 || status === 503) return new UpstreamError(upstream, 'throttled', described, retryAfterSeconds(retryAfter));
+  if (status === 429 || status === 503)
+    return new UpstreamError(upstream, 'throttled', described, retryAfterSeconds(retryAfter));
   return new UpstreamError(upstream, 'bad_answer', described);
 }
 

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate } from 'node:zlib';
-import { getGlobalDispatcher, request, type Dispatcher } from 'undici';
+import { type Dispatcher, getGlobalDispatcher, request } from 'undici';
 import { withDeadline } from './deadline.js';
 
 /** One call to an upstream: a small request body out, the whole answer back as text. */

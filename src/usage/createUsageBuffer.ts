@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import { UpstreamError } from '../errors.js';
+import { inSpan } from '../telemetry/spans.js';
 import { retryDelayMs } from '../upstream/backoff.js';
 import { withDeadline } from '../upstream/deadline.js';
 import type { UsageEvent, UsageSink } from './usageEvent.js';
 import type { UsageLedger } from './usageLedger.js';
 import type { UsageRecorder } from './usageRecorder.js';
 import type { UsageSpool } from './usageSpool.js';
-import { inSpan } from '../telemetry/spans.js';
 
 export interface UsageBufferOptions {
   readonly sink: UsageSink;
@@ -149,7 +149,8 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const tellLedger = (events: readonly UsageEvent[], step: 'sending' | 'acknowledged' | 'dropped'): void => {
     const { ledger } = options;
     if (!ledger) return;
-    for (const [organizationId, calls] of Object.entries(countByOrganization(events))) ledger[step](organizationId, calls);
+    for (const [organizationId, calls] of Object.entries(countByOrganization(events)))
+      ledger[step](organizationId, calls);
   };
 
   /** Sends batches one call at a time while there is something worth sending now. */
@@ -224,7 +225,10 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
     if (options.spool) {
       try {
         await options.spool.write(left);
-        logger.warn({ spooled: left.length }, 'usage events not delivered before the shutdown deadline: spooled for the next instance');
+        logger.warn(
+          { spooled: left.length },
+          'usage events not delivered before the shutdown deadline: spooled for the next instance',
+        );
         return;
       } catch (err: unknown) {
         logger.error({ lost: left.length, err }, 'usage events not delivered and the spool cannot be written: lost');
@@ -240,7 +244,11 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
       // Counting is what lets a call through (like the key check): while the key service
       // takes no usage and the backlog is full, fail closed rather than serve uncounted.
       if (pendingTotal >= maxPending) {
-        throw new UpstreamError('key-service', 'throttled', `usage: ${pendingTotal} events waiting for the key service`);
+        throw new UpstreamError(
+          'key-service',
+          'throttled',
+          `usage: ${pendingTotal} events waiting for the key service`,
+        );
       }
     },
 

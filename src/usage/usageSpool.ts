@@ -45,7 +45,7 @@ export function createUsageSpool(dir: string): UsageSpool {
       await mkdir(dir, { recursive: true });
       const name = `usage-${Date.now()}-${process.pid}-${randomUUID()}.jsonl`;
       const temporary = join(dir, `.${name}.tmp`);
-      await writeFile(temporary, events.map((event) => JSON.stringify(event)).join('\n') + '\n', { flush: true });
+      await writeFile(temporary, `${events.map((event) => JSON.stringify(event)).join('\n')}\n`, { flush: true });
       await rename(temporary, join(dir, name));
     },
 

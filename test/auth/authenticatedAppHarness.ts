@@ -3,13 +3,13 @@ import { request as httpRequest, type OutgoingHttpHeaders } from 'node:http';
 import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { createKeyAuthenticator, type KeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import type { RequestLimiter } from '../../src/limits/requestLimiter.js';
 import { createKeyServiceClient, type KeyServiceCall } from '../../src/upstream/keyServiceClient.js';
-import { fakeServices, FIXED_NOW, PLATFORM_URL, unlimitedLimiter } from '../support/fakeServices.js';
+import { createUsageLedger } from '../../src/usage/usageLedger.js';
+import { FIXED_NOW, fakeServices, PLATFORM_URL, unlimitedLimiter } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
-import { keyHashOf, testKey, verifyAnswer, withBadChecksum, type VerifyAnswerOverrides } from '../support/keys.js';
+import { keyHashOf, testKey, type VerifyAnswerOverrides, verifyAnswer } from '../support/keys.js';
 
 /**
  * Authentication through the whole app: status, envelope, WWW-Authenticate and
@@ -26,7 +26,11 @@ export interface Answer {
   status: number;
   headers: Headers | Record<string, string | string[] | undefined>;
   text: string;
-  json: { data: unknown; meta: { requestId?: string }; errors: Array<{ code: string; message: string; reason?: string }> };
+  json: {
+    data: unknown;
+    meta: { requestId?: string };
+    errors: Array<{ code: string; message: string; reason?: string }>;
+  };
 }
 
 /** Registers, in the calling describe, one app with the real key authenticator for its tests, and returns the tools to call it. */
@@ -57,7 +61,10 @@ export function useAuthenticatedApp() {
       },
       async close() {},
     };
-    return { authenticator: keyAuthenticator, server: await listen(createApp(fakeServices({ authenticator: keyAuthenticator, limiter }))) };
+    return {
+      authenticator: keyAuthenticator,
+      server: await listen(createApp(fakeServices({ authenticator: keyAuthenticator, limiter }))),
+    };
   }
 
   before(async () => {
@@ -87,7 +94,12 @@ export function useAuthenticatedApp() {
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => (text += chunk));
         res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json: JSON.parse(text) as Answer['json'] }),
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text,
+            json: JSON.parse(text) as Answer['json'],
+          }),
         );
       });
       req.on('error', reject);
@@ -96,13 +108,18 @@ export function useAuthenticatedApp() {
   }
 
   function keyServiceAnswers(key: string, overrides: VerifyAnswerOverrides = {}) {
-    return nock(KEY_SERVICE).post('/v1/keys/verify', { keyHash: keyHashOf(key) }).reply(200, verifyAnswer(key, overrides));
+    return nock(KEY_SERVICE)
+      .post('/v1/keys/verify', { keyHash: keyHashOf(key) })
+      .reply(200, verifyAnswer(key, overrides));
   }
 
   /** The platform answering the keywords route, only for the given organization. */
   function platformAnswersFor(organizationId: string) {
     return nock(new URL(PLATFORM_URL).origin)
-      .post('/graphql', (body: { variables: Record<string, unknown> }) => body.variables.organizationId === organizationId)
+      .post(
+        '/graphql',
+        (body: { variables: Record<string, unknown> }) => body.variables.organizationId === organizationId,
+      )
       .reply(200, {
         data: {
           organization: {
@@ -135,5 +152,15 @@ export function useAuthenticatedApp() {
     assert.deepEqual(limiterCalls, [], 'the limiter ran before authentication decided');
   }
 
-  return { keyServiceCalls, limiterCalls, serve, get, getRaw, keyServiceAnswers, platformAnswersFor, header, assertRefused };
+  return {
+    keyServiceCalls,
+    limiterCalls,
+    serve,
+    get,
+    getRaw,
+    keyServiceAnswers,
+    platformAnswersFor,
+    header,
+    assertRefused,
+  };
 }

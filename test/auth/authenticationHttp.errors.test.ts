@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import nock from 'nock';
 import { FIXED_NOW } from '../support/fakeServices.js';
 import { keyHashOf, verifyAnswer, withBadChecksum } from '../support/keys.js';
-import { KEY, KEY_SERVICE, OTHER_KEY, PATH, useAuthenticatedApp, type Answer } from './authenticatedAppHarness.js';
+import { type Answer, KEY, KEY_SERVICE, OTHER_KEY, PATH, useAuthenticatedApp } from './authenticatedAppHarness.js';
 
 describe('authentication over HTTP: refusals and an unavailable key service', () => {
   const { assertRefused, get, header, keyServiceAnswers, keyServiceCalls, limiterCalls, serve } = useAuthenticatedApp();
@@ -28,7 +28,9 @@ describe('authentication over HTTP: refusals and an unavailable key service', ()
     });
 
     it('unknown key', async () => {
-      const scope = nock(KEY_SERVICE).post('/v1/keys/verify', { keyHash: keyHashOf(OTHER_KEY) }).reply(404, { error: 'unknown_key' });
+      const scope = nock(KEY_SERVICE)
+        .post('/v1/keys/verify', { keyHash: keyHashOf(OTHER_KEY) })
+        .reply(404, { error: 'unknown_key' });
       assertRefused(await get({ authorization: `Bearer ${OTHER_KEY}` }), 401, 'invalid_key');
       scope.done();
     });
@@ -40,7 +42,11 @@ describe('authentication over HTTP: refusals and an unavailable key service', ()
     });
 
     it('another authorization scheme', async () => {
-      assertRefused(await get({ authorization: `Basic ${Buffer.from(`u:${KEY}`).toString('base64')}` }), 401, 'unsupported_scheme');
+      assertRefused(
+        await get({ authorization: `Basic ${Buffer.from(`u:${KEY}`).toString('base64')}` }),
+        401,
+        'unsupported_scheme',
+      );
     });
   });
 

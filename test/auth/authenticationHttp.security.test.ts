@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import nock from 'nock';
 import { keyHashOf, testKey, verifyAnswer } from '../support/keys.js';
-import { JWT, KEY, KEY_SERVICE, OTHER_KEY, PATH, useAuthenticatedApp, type Answer } from './authenticatedAppHarness.js';
+import { type Answer, JWT, KEY, KEY_SERVICE, OTHER_KEY, PATH, useAuthenticatedApp } from './authenticatedAppHarness.js';
 
 describe('authentication over HTTP: revoked keys, ambiguous or exposed keys, session tokens', () => {
   const { assertRefused, get, getRaw, keyServiceCalls } = useAuthenticatedApp();
@@ -19,20 +19,32 @@ describe('authentication over HTTP: revoked keys, ambiguous or exposed keys, ses
       const revoked = await get({ authorization: `Bearer ${KEY}` });
       const revokedAgain = await get({ authorization: `Bearer ${KEY}` });
       for (const answer of [unknown, revoked, revokedAgain]) assertRefused(answer, 401, 'invalid_key');
-      const withoutRequestId = (answer: Answer) => ({ status: answer.status, errors: answer.json.errors, data: answer.json.data });
+      const withoutRequestId = (answer: Answer) => ({
+        status: answer.status,
+        errors: answer.json.errors,
+        data: answer.json.data,
+      });
       assert.deepEqual(withoutRequestId(revoked), withoutRequestId(unknown));
       assert.deepEqual(withoutRequestId(revokedAgain), withoutRequestId(unknown));
       scope.done();
     });
 
     it('both headers with different keys', async () => {
-      assertRefused(await get({ authorization: `Bearer ${KEY}`, 'x-api-key': OTHER_KEY }), 401, 'conflicting_credentials');
+      assertRefused(
+        await get({ authorization: `Bearer ${KEY}`, 'x-api-key': OTHER_KEY }),
+        401,
+        'conflicting_credentials',
+      );
       assert.deepEqual(keyServiceCalls, []);
     });
 
     it('repeated X-API-Key or Authorization lines with different keys', async () => {
       assertRefused(await getRaw({ 'x-api-key': [KEY, OTHER_KEY] }), 401, 'conflicting_credentials');
-      assertRefused(await getRaw({ authorization: [`Bearer ${KEY}`, `Bearer ${OTHER_KEY}`] as unknown as string }), 401, 'conflicting_credentials');
+      assertRefused(
+        await getRaw({ authorization: [`Bearer ${KEY}`, `Bearer ${OTHER_KEY}`] as unknown as string }),
+        401,
+        'conflicting_credentials',
+      );
       assert.deepEqual(keyServiceCalls, []);
     });
 

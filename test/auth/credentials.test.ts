@@ -57,7 +57,10 @@ describe('presentedKeyText', () => {
   });
 
   it('refuses another scheme and an empty bearer', () => {
-    assert.throws(() => presentedKeyText(presented({ authorization: `Basic ${KEY}` })), refusedWith(401, 'unsupported_scheme'));
+    assert.throws(
+      () => presentedKeyText(presented({ authorization: `Basic ${KEY}` })),
+      refusedWith(401, 'unsupported_scheme'),
+    );
     assert.throws(() => presentedKeyText(presented({ authorization: KEY })), refusedWith(401, 'unsupported_scheme'));
     assert.throws(() => presentedKeyText(presented({ authorization: 'Bearer' })), refusedWith(401, 'malformed_key'));
     assert.throws(() => presentedKeyText(presented({ authorization: 'Bearer   ' })), refusedWith(401, 'malformed_key'));

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import nock from 'nock';
 import { createApp } from '../../src/app.js';
 import { authFailure } from '../../src/auth/authFailures.js';
-import { withFailedKeyBudget } from '../../src/auth/failedKeyBudget.js';
 import { presentedKeyText } from '../../src/auth/credentials.js';
+import { withFailedKeyBudget } from '../../src/auth/failedKeyBudget.js';
 import type { Authenticator } from '../../src/auth/principal.js';
 import { clientAddress } from '../../src/http/requestCredentials.js';
 import { fakeServices, PLATFORM_URL } from '../support/fakeServices.js';
@@ -31,7 +31,11 @@ describe('failed-key budget per client address', () => {
   };
 
   before(async () => {
-    const authenticator = withFailedKeyBudget(inner, { perMinute: 30, hasSucceeded: (hash) => succeeded.has(hash), now: clock.now });
+    const authenticator = withFailedKeyBudget(inner, {
+      perMinute: 30,
+      hasSucceeded: (hash) => succeeded.has(hash),
+      now: clock.now,
+    });
     server = await listen(createApp(fakeServices({ authenticator, trustedProxyHops: 1 })));
   });
   after(async () => {
@@ -41,10 +45,17 @@ describe('failed-key budget per client address', () => {
   const ask = (key: string, forwardedFor: string) =>
     fetch(`${server.url}/v1/api/keywords?site=example.com`, {
       headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': forwardedFor },
-    }).then(async (res) => ({ status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as { errors: Array<{ reason?: string }> } }));
+    }).then(async (res) => ({
+      status: res.status,
+      retryAfter: res.headers.get('retry-after'),
+      body: (await res.json()) as { errors: Array<{ reason?: string }> },
+    }));
 
   it('refuses unseen keys 429 with Retry-After once an address spent its budget, before any verification', async () => {
-    nock(new URL(PLATFORM_URL).origin).post('/graphql').times(2).reply(200, { data: { organization: { siteLookup: [] } } });
+    nock(new URL(PLATFORM_URL).origin)
+      .post('/graphql')
+      .times(2)
+      .reply(200, { data: { organization: { siteLookup: [] } } });
     assert.equal((await ask(GOOD_KEY, '10.0.0.1')).status, 404, 'a known key (no such site): it verified');
     // Concurrent callers from one address (the proxy wrote it; the caller's own entry is ignored).
     const made = Array.from({ length: 30 }, (_, i) => ask(testKey(`made up ${i}`), `1.2.3.${i}, 10.0.0.1`));

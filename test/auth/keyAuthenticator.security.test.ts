@@ -93,7 +93,13 @@ describe('keyAuthenticator: revocation, organizations kept apart, keys kept out 
       const release = t.service.hold();
       const first = t.authenticator.authenticate(bearer(KEY));
       t.service.answer(KEY, { key: { id: 'key_1', revokedAt: '2026-11-21T12:00:00.000Z' } });
-      t.service.emit({ type: 'key.revoked', keyId: 'key_1', keyHash: keyHashOf(KEY), organizationId: 'org_a', revokedAt: '' });
+      t.service.emit({
+        type: 'key.revoked',
+        keyId: 'key_1',
+        keyHash: keyHashOf(KEY),
+        organizationId: 'org_a',
+        revokedAt: '',
+      });
       release();
       assert.ok(await first); // asked before the revocation
       await assert.rejects(t.authenticator.authenticate(bearer(KEY)), refusedWith(401, 'invalid_key'));
@@ -121,7 +127,10 @@ describe('keyAuthenticator: revocation, organizations kept apart, keys kept out 
     it('leave a refusal to the request line: the prefix is handed over, no line of its own', async () => {
       t.service.answer(KEY, { key: { permissions: ['write'] } });
       const told: string[] = [];
-      await assert.rejects(t.authenticator.authenticate({ ...bearer(KEY), onKeyPrefix: (p) => told.push(p) }), ApiError);
+      await assert.rejects(
+        t.authenticator.authenticate({ ...bearer(KEY), onKeyPrefix: (p) => told.push(p) }),
+        ApiError,
+      );
       assert.deepEqual(told, [keyPrefixOf(KEY)]);
       assert.equal(t.logLines.filter((l) => l.includes('missing_permission') || l.includes(KEY)).length, 0);
     });

@@ -1,13 +1,28 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { createKeyAuthenticator, type KeyAuthenticator, type KeyAuthenticatorCacheOptions } from '../../src/auth/keyAuthenticator.js';
+import {
+  createKeyAuthenticator,
+  type KeyAuthenticator,
+  type KeyAuthenticatorCacheOptions,
+} from '../../src/auth/keyAuthenticator.js';
 import type { PresentedCredentials } from '../../src/auth/principal.js';
-import { ApiError, UpstreamError } from '../../src/errors.js';
-import type { KeyEventHandlers, KeyServiceClient, KeyServiceEvent, Verification } from '../../src/upstream/keyServiceClient.js';
-import { createUsageLedger, type Admission, type UsageLedger } from '../../src/usage/usageLedger.js';
+import { ApiError, type UpstreamError } from '../../src/errors.js';
+import type {
+  KeyEventHandlers,
+  KeyServiceClient,
+  KeyServiceEvent,
+  Verification,
+} from '../../src/upstream/keyServiceClient.js';
+import { type Admission, createUsageLedger, type UsageLedger } from '../../src/usage/usageLedger.js';
 import { FIXED_NOW } from '../support/fakeServices.js';
-import { keyHashOf, testKey, verifyAnswer, type VerifyAnswerJson, type VerifyAnswerOverrides } from '../support/keys.js';
+import {
+  keyHashOf,
+  testKey,
+  type VerifyAnswerJson,
+  type VerifyAnswerOverrides,
+  verifyAnswer,
+} from '../support/keys.js';
 
 export const KEY = testKey('authenticator');
 export const KEY_B = testKey('authenticator org b');

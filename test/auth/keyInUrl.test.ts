@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { get } from 'node:http';
 import { pino } from 'pino';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { urlHoldsKey } from '../../src/auth/keyInUrl.js';
 import type { Verification } from '../../src/upstream/keyServiceClient.js';
-import { fakeServices, FIXED_NOW } from '../support/fakeServices.js';
+import { createUsageLedger } from '../../src/usage/usageLedger.js';
+import { FIXED_NOW, fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { testKey } from '../support/keys.js';
 
@@ -77,7 +77,11 @@ describe('a key in the URL', () => {
 
   for (const [form, path] of KEY_IN_URL) {
     it(`is refused 401 key_in_query with the advice to rotate: ${form}`, async () => {
-      const headerSets: Array<Record<string, string>> = [{}, { authorization: `Bearer ${HEADER_KEY}` }, { 'x-api-key': HEADER_KEY }];
+      const headerSets: Array<Record<string, string>> = [
+        {},
+        { authorization: `Bearer ${HEADER_KEY}` },
+        { 'x-api-key': HEADER_KEY },
+      ];
       for (const headers of headerSets) {
         const mark = written.length;
         verified.length = 0;

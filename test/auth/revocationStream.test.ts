@@ -3,12 +3,12 @@ import { Writable } from 'node:stream';
 import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { createKeyAuthenticator, type KeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
+import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { eventually } from '../support/eventually.js';
-import { startFakeKeyService, type FakeKeyService } from '../support/fakeKeyService.js';
-import { fakeServices, FIXED_NOW, PLATFORM_URL } from '../support/fakeServices.js';
+import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
+import { FIXED_NOW, fakeServices, PLATFORM_URL } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { testKey, verifyAnswer } from '../support/keys.js';
 
@@ -122,7 +122,10 @@ describe('revocation through the event stream', () => {
     keyService.sendEvent('organization.updated', { organizationId: 'org_z' });
     await eventually('event received', () => logLines.some((line) => line.includes('organization updated')));
     keyService.dropStreams();
-    await eventually('reconnected', () => keyService.streamRequests.length >= 2 && logged('following key events') === 2);
+    await eventually(
+      'reconnected',
+      () => keyService.streamRequests.length >= 2 && logged('following key events') === 2,
+    );
     assert.equal(keyService.streamRequests[1]?.lastEventId, '1');
   });
 });

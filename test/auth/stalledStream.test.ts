@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
 import { eventually } from '../support/eventually.js';
-import { startFakeKeyService, type FakeKeyService } from '../support/fakeKeyService.js';
+import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
 import { testKey, verifyAnswer } from '../support/keys.js';
-import { answerEveryPlatformCall, startMeteredGateway, statusesOf, type MeteredGateway } from '../support/meteredGateway.js';
+import {
+  answerEveryPlatformCall,
+  type MeteredGateway,
+  startMeteredGateway,
+  statusesOf,
+} from '../support/meteredGateway.js';
 
 /**
  * Revocation when the event stream stalls without closing (a silent partition, a proxy
@@ -52,5 +57,4 @@ describe('revocation under a stalled event stream', () => {
     await eventually('reconnected', () => keyService.streamRequests.length >= 2 && keyService.openStreams() === 1);
     assert.deepEqual(await statusesOf(gateway.url, KEY, 3, 3), [401, 401, 401]);
   });
-
 });

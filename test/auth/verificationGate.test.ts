@@ -1,18 +1,25 @@
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { createVerificationGate, type Verify } from '../../src/auth/verificationGate.js';
 import { toApiError, UpstreamError } from '../../src/errors.js';
 import type { Verification } from '../../src/upstream/keyServiceClient.js';
-import { fakeServices, FIXED_NOW } from '../support/fakeServices.js';
+import { createUsageLedger } from '../../src/usage/usageLedger.js';
+import { FIXED_NOW, fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { testKey } from '../support/keys.js';
 
 /** An active key of an organization without a ceiling. */
 const verifyAnswerFor = (id: string): Verification => ({
-  key: { id, organizationId: 'org_a', prefix: 'atl_aaaaaaaa', permissions: ['read'], expiresAt: new Date('2027-01-01'), revokedAt: null },
+  key: {
+    id,
+    organizationId: 'org_a',
+    prefix: 'atl_aaaaaaaa',
+    permissions: ['read'],
+    expiresAt: new Date('2027-01-01'),
+    revokedAt: null,
+  },
   organization: {
     id: 'org_a',
     plan: 'pro',
@@ -22,7 +29,11 @@ const verifyAnswerFor = (id: string): Verification => ({
 
 /** A verify whose calls stay open until the test answers them; it counts how many are open at once. */
 function heldVerify() {
-  const open: Array<{ keyHash: string; answer: (verification: Verification | null) => void; fail: (err: Error) => void }> = [];
+  const open: Array<{
+    keyHash: string;
+    answer: (verification: Verification | null) => void;
+    fail: (err: Error) => void;
+  }> = [];
   let mostOpen = 0;
   let calls = 0;
   const verify: Verify = (keyHash) =>
@@ -117,10 +128,16 @@ describe('verification gate (bounded verify calls to the key service)', () => {
     await until(() => service.open.length === 1);
     const unseen = [0, 1, 2].map((i) => gate.verify(`unseen-${i}`).catch((err: unknown) => err));
     const overflow = await gate.verify('unseen-3').catch((err: unknown) => err);
-    assert.ok(overflow instanceof UpstreamError && overflow.failure === 'throttled', 'a full queue refuses a newcomer of the lowest lane');
+    assert.ok(
+      overflow instanceof UpstreamError && overflow.failure === 'throttled',
+      'a full queue refuses a newcomer of the lowest lane',
+    );
     const again = gate.verify('known');
     const dropped = await unseen[0];
-    assert.ok(dropped instanceof UpstreamError && dropped.failure === 'throttled', 'the oldest unseen waiter made room');
+    assert.ok(
+      dropped instanceof UpstreamError && dropped.failure === 'throttled',
+      'the oldest unseen waiter made room',
+    );
 
     service.answerNext(null); // the blocker: the known key is next, ahead of older unseen waiters
     assert.equal(await blocker, null);
@@ -168,7 +185,9 @@ describe('verification gate (bounded verify calls to the key service)', () => {
       await until(() => service.open.length === 3 && refused.length === 12);
       await turn();
       assert.equal(refused.length, 12, 'the admitted requests are still waiting for the key service');
-      assert.ok(refused.every((answer) => answer.status === 503 && answer.body.errors[0]?.code === 'SERVICE_UNAVAILABLE'));
+      assert.ok(
+        refused.every((answer) => answer.status === 503 && answer.body.errors[0]?.code === 'SERVICE_UNAVAILABLE'),
+      );
       // The admitted ones are verified (as unknown keys: 401), three at a time.
       for (let i = 0; i < 8; i++) {
         await until(() => service.open.length > 0);

@@ -1,7 +1,13 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import { answerMemory, CALIBRATION_WORK_MICROS, isParentMessage, reportFailure, type BareServersReady } from './childMessages.js';
+import {
+  answerMemory,
+  type BareServersReady,
+  CALIBRATION_WORK_MICROS,
+  isParentMessage,
+  reportFailure,
+} from './childMessages.js';
 
 /**
  * Bench child: the two baselines the gateway cannot beat, serving the very bytes and
@@ -55,7 +61,8 @@ async function serve(body: string, contentType: string): Promise<BareServersRead
 
 process.on('message', (message: unknown) => {
   if (!isParentMessage(message)) return;
-  if (message.type === 'serve') serve(message.body, message.contentType).then((ready) => process.send?.(ready), reportFailure);
+  if (message.type === 'serve')
+    serve(message.body, message.contentType).then((ready) => process.send?.(ready), reportFailure);
   else if (message.type === 'stop') process.exit(0);
   else answerMemory(message);
 });

@@ -1,4 +1,4 @@
-import { fork, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ChildFailed, MemoryReport, ParentMessage } from './childMessages.js';
@@ -36,7 +36,9 @@ export interface BenchChildOptions {
 const STDERR_KEPT = 4000;
 
 export async function startBenchChild<TReady>(options: BenchChildOptions): Promise<BenchChild<TReady>> {
-  const modulePath = isAbsolute(options.module) ? options.module : fileURLToPath(new URL(options.module, import.meta.url));
+  const modulePath = isAbsolute(options.module)
+    ? options.module
+    : fileURLToPath(new URL(options.module, import.meta.url));
   const loader = options.runtime === 'node' ? [] : ['--import', 'tsx'];
   const child = fork(modulePath, [...(options.args ?? [])], {
     env: options.env,
@@ -58,7 +60,10 @@ export async function startBenchChild<TReady>(options: BenchChildOptions): Promi
 
   const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
   const ready = await new Promise<TReady>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${options.name}: not ready within ${readyTimeoutMs} ms\n${stderr}`)), readyTimeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${options.name}: not ready within ${readyTimeoutMs} ms\n${stderr}`)),
+      readyTimeoutMs,
+    );
     child.on('message', (message: unknown) => {
       const typed = message as { type?: string };
       if (typed?.type === 'ready') {

@@ -1,11 +1,11 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { KeywordsDocument } from '../../src/generated/graphql.js';
-import { redisServerInstalled, startRedisServer, type RedisServer } from '../support/redisServer.js';
-import { startBenchChild, type BenchChild } from './benchChild.js';
+import { type RedisServer, redisServerInstalled, startRedisServer } from '../support/redisServer.js';
+import { type BenchChild, startBenchChild } from './benchChild.js';
+import { START_V8_FLAGS } from './buildSettings.js';
 import type { BareServersReady, GatewayReady, UpstreamsReady } from './childMessages.js';
 import { buildGateway } from './compiledGateway.js';
-import { START_V8_FLAGS } from './buildSettings.js';
 import { get } from './httpCalls.js';
 
 /**
@@ -151,7 +151,8 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
 
     const authHeaders = { authorization: `Bearer ${upstreams.ready.demoKey}` };
     const first = await get(`${main.child.ready.url}${WARM_PATH}`, authHeaders);
-    if (first.status !== 200) throw new Error(`the gateway answered ${first.status} to ${WARM_PATH}: ${first.body.slice(0, 300)}`);
+    if (first.status !== 200)
+      throw new Error(`the gateway answered ${first.status} to ${WARM_PATH}: ${first.body.slice(0, 300)}`);
     const contentType = String(first.headers['content-type'] ?? '');
 
     log('starting the bare node:http and Koa servers with the same bytes…');
@@ -179,7 +180,11 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
         'content-type': 'application/json',
         accept: 'application/graphql-response+json, application/json',
       },
-      body: JSON.stringify({ query: KeywordsDocument.toString(), variables: WARM_VARIABLES, operationName: 'Keywords' }),
+      body: JSON.stringify({
+        query: KeywordsDocument.toString(),
+        variables: WARM_VARIABLES,
+        operationName: 'Keywords',
+      }),
     };
 
     return {

@@ -4,7 +4,9 @@ import { BUILD_SCRIPT_ENTRY, BUILD_SETTINGS, START_V8_FLAGS } from './buildSetti
 
 /** The esbuild command of package.json's `build` script: its entry, and its flags as JS API options. */
 function buildScript(): { entries: string[]; options: Record<string, string | boolean> } {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
   const [command, ...words] = (pkg.scripts.build ?? '').split(/\s+/).filter((word) => word !== '');
   assert.equal(command, 'esbuild');
   const entries: string[] = [];
@@ -32,7 +34,9 @@ describe('bench build settings', () => {
   });
 
   it('give the gateways the V8 flags of the start script', () => {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
     assert.equal(pkg.scripts.start, `exec node --enable-source-maps ${START_V8_FLAGS.join(' ')} dist/main.js`);
   });
 });

@@ -82,7 +82,10 @@ export function answerMemory(message: ParentMessage): void {
 }
 
 export function reportFailure(err: unknown): void {
-  const failed: ChildFailed = { type: 'failed', message: err instanceof Error ? err.stack ?? err.message : String(err) };
+  const failed: ChildFailed = {
+    type: 'failed',
+    message: err instanceof Error ? (err.stack ?? err.message) : String(err),
+  };
   if (process.send) process.send(failed, () => process.exit(1));
   else process.exit(1);
 }

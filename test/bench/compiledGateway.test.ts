@@ -28,8 +28,11 @@ describe('bench gateway build', () => {
     await buildGateway(REPO, outDir);
     for (const entry of GATEWAY_CHILD_ENTRIES) {
       const compiled = join(outDir, entry.replace(/\.ts$/, '.js'));
-      const imports = [...readFileSync(compiled, 'utf8').matchAll(/from "(\.\.?\/[^"]+)"/g)].map((match) => match[1] ?? '');
-      for (const specifier of imports) assert.ok(existsSync(resolve(dirname(compiled), specifier)), `${entry} → ${specifier}`);
+      const imports = [...readFileSync(compiled, 'utf8').matchAll(/from "(\.\.?\/[^"]+)"/g)].map(
+        (match) => match[1] ?? '',
+      );
+      for (const specifier of imports)
+        assert.ok(existsSync(resolve(dirname(compiled), specifier)), `${entry} → ${specifier}`);
     }
   });
 

@@ -19,10 +19,14 @@ function madeUpKey(): string {
 
 function ask(agent: Agent, url: string, key: string, forwardedFor: string): Promise<number> {
   return new Promise((resolve) => {
-    const req = request(url, { agent, headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': forwardedFor } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      url,
+      { agent, headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': forwardedFor } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', () => resolve(0));
     req.end();
   });
@@ -30,7 +34,8 @@ function ask(agent: Agent, url: string, key: string, forwardedFor: string): Prom
 
 async function main(): Promise<void> {
   const [gatewayUrl, path, addresses, connections, seconds] = process.argv.slice(2);
-  if (!gatewayUrl || !path || (addresses !== 'one' && addresses !== 'many')) throw new Error('usage: floodClients.ts <url> <path> one|many <connections> <seconds>');
+  if (!gatewayUrl || !path || (addresses !== 'one' && addresses !== 'many'))
+    throw new Error('usage: floodClients.ts <url> <path> one|many <connections> <seconds>');
   const endsAt = performance.now() + Number(seconds) * 1000;
   const agent = new Agent({ keepAlive: true, maxSockets: Number(connections) });
   const statuses: Record<string, number> = {};

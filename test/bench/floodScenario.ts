@@ -1,6 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { Agent, createServer, type IncomingMessage, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -50,10 +50,15 @@ export async function runFloodScenario(): Promise<void> {
     const legit = { ceiling: upstreams.keys.demo, noCeiling: upstreams.keys.other };
     for (const key of Object.values(legit)) await ask(agent, gateway.url, key, '10.0.0.1'); // cached before the flood
     for (const phase of ['one address', 'many addresses'] as const) {
-      const fresh = await createKey(upstreams.keyService, { id: LOCAL_OWNER_ID, permissions: ['manage_api_keys'] }, 'org_other', {
-        name: `flood bench ${phase}`,
-        permissions: ['read'],
-      });
+      const fresh = await createKey(
+        upstreams.keyService,
+        { id: LOCAL_OWNER_ID, permissions: ['manage_api_keys'] },
+        'org_other',
+        {
+          name: `flood bench ${phase}`,
+          permissions: ['read'],
+        },
+      );
       await runPhase(phase, { agent, gatewayUrl: gateway.url, legit, freshKey: fresh.plaintext, gateway, slowKeys });
     }
   } finally {
@@ -88,7 +93,9 @@ async function runPhase(
     while (performance.now() < endsAt) {
       const tick = performance.now();
       await Promise.all(
-        (['ceiling', 'noCeiling'] as const).map(async (name) => legitAnswers[name]?.push(await ask(run.agent, run.gatewayUrl, run.legit[name], '203.0.113.10'))),
+        (['ceiling', 'noCeiling'] as const).map(async (name) =>
+          legitAnswers[name]?.push(await ask(run.agent, run.gatewayUrl, run.legit[name], '203.0.113.10')),
+        ),
       );
       await sleep(Math.max(0, POLL_MS - (performance.now() - tick)));
     }
@@ -116,12 +123,19 @@ async function runPhase(
 
   console.log(`\nflood from ${phase}: ${FLOOD_CONNECTIONS} connections of made-up keys for ${FLOOD_SECONDS} s`);
   const floodStatuses = new Map(Object.entries(floodResult.statuses).map(([status, count]) => [Number(status), count]));
-  console.log(`  flood requests ${floodResult.sent} (${Math.round(floodResult.sent / seconds)}/s), answers ${statusSummary(floodStatuses)}`);
+  console.log(
+    `  flood requests ${floodResult.sent} (${Math.round(floodResult.sent / seconds)}/s), answers ${statusSummary(floodStatuses)}`,
+  );
   for (const [name, answers] of Object.entries(legitAnswers)) {
     const statuses = new Map<number, number>();
     for (const answer of answers) statuses.set(answer.status, (statuses.get(answer.status) ?? 0) + 1);
-    const p99 = percentile(answers.map((answer) => answer.ms), 99);
-    console.log(`  cached key, organization ${name === 'ceiling' ? 'with' : 'without'} a ceiling: ${statusSummary(statuses)}, p99 ${p99.toFixed(1)} ms`);
+    const p99 = percentile(
+      answers.map((answer) => answer.ms),
+      99,
+    );
+    console.log(
+      `  cached key, organization ${name === 'ceiling' ? 'with' : 'without'} a ceiling: ${statusSummary(statuses)}, p99 ${p99.toFixed(1)} ms`,
+    );
   }
   console.log(
     `  never-used key: first answer ${freshFirst.status}${freshFirst.retryAfter ? ` (Retry-After ${freshFirst.retryAfter})` : ''} in ${freshFirst.ms.toFixed(0)} ms; ` +
@@ -142,23 +156,39 @@ function statusSummary(statuses: Map<number, number>): string {
 function ask(agent: Agent, gatewayUrl: string, key: string, forwardedFor: string): Promise<Answer> {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const req = request(`${gatewayUrl}${PATH}`, { agent, headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': forwardedFor } }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        const retryAfter = res.headers['retry-after'];
-        resolve({ status: res.statusCode ?? 0, retryAfter, ms: performance.now() - started });
-      });
-    });
+    const req = request(
+      `${gatewayUrl}${PATH}`,
+      { agent, headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': forwardedFor } },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          const retryAfter = res.headers['retry-after'];
+          resolve({ status: res.statusCode ?? 0, retryAfter, ms: performance.now() - started });
+        });
+      },
+    );
     req.on('error', reject);
     req.end();
   });
 }
 
 /** The anonymous clients, in their own process (floodClients.ts), for FLOOD_SECONDS. */
-async function runFloodClients(gatewayUrl: string, addresses: 'one' | 'many'): Promise<{ sent: number; statuses: Record<string, number> }> {
+async function runFloodClients(
+  gatewayUrl: string,
+  addresses: 'one' | 'many',
+): Promise<{ sent: number; statuses: Record<string, number> }> {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', fileURLToPath(new URL('./floodClients.ts', import.meta.url)), gatewayUrl, PATH, addresses, String(FLOOD_CONNECTIONS), String(FLOOD_SECONDS)],
+    [
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('./floodClients.ts', import.meta.url)),
+      gatewayUrl,
+      PATH,
+      addresses,
+      String(FLOOD_CONNECTIONS),
+      String(FLOOD_SECONDS),
+    ],
     { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   let output = '';

@@ -1,8 +1,8 @@
 import { loadConfig } from '../../src/config.js';
-import { createLogger } from '../../src/logger.js';
 import { startGateway } from '../../src/gateway.js';
 import { installShutdown } from '../../src/lifecycle/shutdown.js';
-import { answerMemory, isParentMessage, reportFailure, type GatewayReady } from './childMessages.js';
+import { createLogger } from '../../src/logger.js';
+import { answerMemory, type GatewayReady, isParentMessage, reportFailure } from './childMessages.js';
 
 /**
  * Bench child: the gateway exactly as src/main.ts runs it (config from its environment,
@@ -14,7 +14,9 @@ import { answerMemory, isParentMessage, reportFailure, type GatewayReady } from 
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const tracing = config.tracing ? await (await import('../../src/telemetry/startTracing.js')).startTracing(config.tracing) : null;
+  const tracing = config.tracing
+    ? await (await import('../../src/telemetry/startTracing.js')).startTracing(config.tracing)
+    : null;
   const logger = createLogger(config.logLevel, { traceIds: tracing !== null });
   const gateway = await startGateway(config, logger);
   const closers = tracing ? [...gateway.closers, () => tracing.shutdown()] : gateway.closers;

@@ -12,12 +12,18 @@ const CALL_TIMEOUT_MS = 10_000;
 
 export function get(url: string, headers: Record<string, string> = {}, agent?: Agent): Promise<Answer> {
   return new Promise<Answer>((resolve, reject) => {
-    const req = request(url, { method: 'GET', headers, ...(agent ? { agent } : {}), timeout: CALL_TIMEOUT_MS }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method: 'GET', headers, ...(agent ? { agent } : {}), timeout: CALL_TIMEOUT_MS },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`no answer from ${url} within ${CALL_TIMEOUT_MS} ms`)));
     req.on('error', reject);
     req.end();
@@ -41,7 +47,12 @@ export interface ConcurrentOutcome {
  * connections (opened first with a round of /healthz calls), so they reach the
  * gateway at once rather than one connection handshake apart.
  */
-export async function concurrentIdentical(gatewayUrl: string, path: string, headers: Record<string, string>, count: number): Promise<ConcurrentOutcome> {
+export async function concurrentIdentical(
+  gatewayUrl: string,
+  path: string,
+  headers: Record<string, string>,
+  count: number,
+): Promise<ConcurrentOutcome> {
   const agent = new Agent({ keepAlive: true, maxSockets: count, maxFreeSockets: count });
   try {
     await Promise.all(Array.from({ length: count }, () => get(`${gatewayUrl}/healthz`, {}, agent)));

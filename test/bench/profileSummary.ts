@@ -73,7 +73,12 @@ export function summarizeProfile(profile: CpuProfile, top = 30): ProfileSummary 
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
       .map(([name, us]) => ({ name, ms: us / 1000, share: totalUs > 0 ? us / totalUs : 0 }));
-  return { totalMs: totalUs / 1000, byFunction: rank(byFunction), byModule: rank(byModule), inclusiveProject: rank(inclusive) };
+  return {
+    totalMs: totalUs / 1000,
+    byFunction: rank(byFunction),
+    byModule: rank(byModule),
+    inclusiveProject: rank(inclusive),
+  };
 }
 
 function functionKey(frame: ProfileNode['callFrame']): string {
@@ -82,11 +87,14 @@ function functionKey(frame: ProfileNode['callFrame']): string {
 
 export function formatSummary(summary: ProfileSummary): string {
   const lines = [`total sampled: ${summary.totalMs.toFixed(0)} ms`, '', 'self time by module:'];
-  for (const row of summary.byModule) lines.push(`  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.ms.toFixed(0).padStart(7)} ms  ${row.name}`);
+  for (const row of summary.byModule)
+    lines.push(`  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.ms.toFixed(0).padStart(7)} ms  ${row.name}`);
   lines.push('', 'self time by function:');
-  for (const row of summary.byFunction) lines.push(`  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.ms.toFixed(0).padStart(7)} ms  ${row.name}`);
+  for (const row of summary.byFunction)
+    lines.push(`  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.ms.toFixed(0).padStart(7)} ms  ${row.name}`);
   lines.push('', 'total time (self + callees) of project functions:');
-  for (const row of summary.inclusiveProject) lines.push(`  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.ms.toFixed(0).padStart(7)} ms  ${row.name}`);
+  for (const row of summary.inclusiveProject)
+    lines.push(`  ${(row.share * 100).toFixed(1).padStart(5)} %  ${row.ms.toFixed(0).padStart(7)} ms  ${row.name}`);
   return lines.join('\n');
 }
 

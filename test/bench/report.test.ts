@@ -1,9 +1,22 @@
 import assert from 'node:assert/strict';
-import { markdownTable, verdicts, type BenchFigures } from './report.js';
+import { type BenchFigures, markdownTable, verdicts } from './report.js';
 
 const figures: BenchFigures = {
-  warmRps: { node: 40_000, koa: 30_000, gateway: 24_000, gatewayWarnLogs: 25_000, gatewayRedis: null, gatewayTsx: 21_000 },
-  warmRatios: { gatewayToKoa: 0.8, gatewayToNode: 0.6, gatewayWarnLogsToKoa: 0.83, gatewayRedisToKoa: null, gatewayTsxToKoa: 0.7 },
+  warmRps: {
+    node: 40_000,
+    koa: 30_000,
+    gateway: 24_000,
+    gatewayWarnLogs: 25_000,
+    gatewayRedis: null,
+    gatewayTsx: 21_000,
+  },
+  warmRatios: {
+    gatewayToKoa: 0.8,
+    gatewayToNode: 0.6,
+    gatewayWarnLogsToKoa: 0.83,
+    gatewayRedisToKoa: null,
+    gatewayTsxToKoa: 0.7,
+  },
   redisLimiterExtraCpuMicros: null,
   calibration: [
     { workMicros: 10, toKoa: 0.62 },
@@ -57,9 +70,15 @@ describe('bench report', () => {
   it('shows the run through tsx for context only: its own row, and its memory beside the judged figure', () => {
     const rows = verdicts(figures);
     const tsx = rows.find((row) => row.figure.startsWith('Warm req/s, gateway through tsx'));
-    assert.deepEqual(tsx && { measured: tsx.measured, result: tsx.result }, { measured: '21,000 req/s = 0.70 of Koa', result: '' });
+    assert.deepEqual(tsx && { measured: tsx.measured, result: tsx.result }, {
+      measured: '21,000 req/s = 0.70 of Koa',
+      result: '',
+    });
     const memory = rows.find((row) => row.figure.startsWith('Peak memory'));
-    assert.equal(memory?.figure, 'Peak memory (RSS) of the gateway under load (as npm start runs it: esbuild output on plain node)');
+    assert.equal(
+      memory?.figure,
+      'Peak memory (RSS) of the gateway under load (as npm start runs it: esbuild output on plain node)',
+    );
     assert.equal(memory?.measured, '120 MB (90 MB once started); through tsx: 160 MB');
     assert.equal(memory?.result, 'PASS');
   });
@@ -71,7 +90,10 @@ describe('bench report', () => {
       warmRatios: { ...figures.warmRatios, gatewayTsxToKoa: null },
       peakRssTsxMb: null,
     });
-    assert.equal(rows.some((row) => /tsx/.test(`${row.figure} ${row.measured}`)), false);
+    assert.equal(
+      rows.some((row) => /tsx/.test(`${row.figure} ${row.measured}`)),
+      false,
+    );
     assert.equal(rows.find((row) => row.figure.startsWith('Peak memory'))?.measured, '120 MB (90 MB once started)');
   });
 
@@ -82,6 +104,9 @@ describe('bench report', () => {
 
   it('prints a Markdown table with one row per figure, pipes escaped', () => {
     const table = markdownTable([{ figure: 'a | b', measured: '1', target: '< 2', result: 'PASS' }]);
-    assert.equal(table, '| Figure | Measured | Target | Result |\n| --- | --- | --- | --- |\n| a \\| b | 1 | < 2 | PASS |');
+    assert.equal(
+      table,
+      '| Figure | Measured | Target | Result |\n| --- | --- | --- | --- |\n| a \\| b | 1 | < 2 | PASS |',
+    );
   });
 });

@@ -48,9 +48,18 @@ export interface BenchFigures {
     readonly throughputRatio: number;
   };
   /** 100 identical concurrent cold requests: platform calls they caused (the most over the trials). */
-  readonly collapse: { readonly trials: number; readonly maxPlatformCalls: number; readonly platformCallsOfOneRequest: number };
+  readonly collapse: {
+    readonly trials: number;
+    readonly maxPlatformCalls: number;
+    readonly platformCallsOfOneRequest: number;
+  };
   /** Over the warm gateway runs (local limiter), while the key event stream was up. */
-  readonly keyService: { readonly warmRequests: number; readonly verifyCalls: number; readonly allCalls: number; readonly streamUp: boolean };
+  readonly keyService: {
+    readonly warmRequests: number;
+    readonly verifyCalls: number;
+    readonly allCalls: number;
+    readonly streamUp: boolean;
+  };
   /** Peak RSS of the gateway process (local limiter; esbuild's output on plain node, as npm start runs it) under load, MB (10^6 bytes). */
   readonly peakRssMb: number;
   /** Its RSS once started, before any load. */
@@ -93,7 +102,12 @@ export function verdicts(f: BenchFigures): Verdict[] {
       result: '',
     },
     f.warmRps.gatewayRedis === null || f.warmRatios.gatewayRedisToKoa === null
-      ? { figure: 'Warm req/s, gateway (Redis limiter)', measured: 'not measured: redis-server missing', target: '≥ 0.5 of Koa', result: 'SKIPPED' }
+      ? {
+          figure: 'Warm req/s, gateway (Redis limiter)',
+          measured: 'not measured: redis-server missing',
+          target: '≥ 0.5 of Koa',
+          result: 'SKIPPED',
+        }
       : {
           figure: 'Warm req/s, gateway (Redis limiter, LOG_LEVEL=info)',
           measured: `${rps(f.warmRps.gatewayRedis)} = ${ratio(f.warmRatios.gatewayRedisToKoa)} of Koa`,
@@ -101,7 +115,12 @@ export function verdicts(f: BenchFigures): Verdict[] {
           result: passOrMiss(f.warmRatios.gatewayRedisToKoa >= 0.5),
         },
     f.redisLimiterExtraCpuMicros === null
-      ? { figure: 'Redis limiter: server CPU per warm request over the local limiter', measured: 'not measured', target: '≤ 10 µs', result: 'SKIPPED' }
+      ? {
+          figure: 'Redis limiter: server CPU per warm request over the local limiter',
+          measured: 'not measured',
+          target: '≤ 10 µs',
+          result: 'SKIPPED',
+        }
       : {
           figure: 'Redis limiter: server CPU per warm request over the local limiter',
           measured: `${f.redisLimiterExtraCpuMicros.toFixed(0)} µs`,
@@ -168,9 +187,12 @@ export function verdicts(f: BenchFigures): Verdict[] {
 }
 
 export function markdownTable(rows: readonly Verdict[]): string {
-  const escape = (text: string) => text.replace(/\|/g, '\\|');
+  const escapeCell = (text: string) => text.replace(/\|/g, '\\|');
   const lines = ['| Figure | Measured | Target | Result |', '| --- | --- | --- | --- |'];
-  for (const row of rows) lines.push(`| ${escape(row.figure)} | ${escape(row.measured)} | ${escape(row.target)} | ${row.result} |`);
+  for (const row of rows)
+    lines.push(
+      `| ${escapeCell(row.figure)} | ${escapeCell(row.measured)} | ${escapeCell(row.target)} | ${row.result} |`,
+    );
   return lines.join('\n');
 }
 

@@ -1,16 +1,25 @@
-import { createReadStream, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  createReadStream,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { BenchChild } from './benchChild.js';
-import { BENCH_RATE_LIMIT, startBench, WARM_PATH, type BenchSetup } from './benchSetup.js';
+import { BENCH_RATE_LIMIT, type BenchSetup, startBench, WARM_PATH } from './benchSetup.js';
 import { CALIBRATION_WORK_MICROS, type GatewayReady, type MemoryReport } from './childMessages.js';
 import { concurrentIdentical, get, metricsText } from './httpCalls.js';
-import { runLoad, type LoadResult } from './load.js';
-import { formatSummary, summarizeProfile, type CpuProfile } from './profileSummary.js';
-import { markdownTable, verdicts, type BenchFigures } from './report.js';
+import { type LoadResult, runLoad } from './load.js';
+import { type CpuProfile, formatSummary, summarizeProfile } from './profileSummary.js';
+import { type BenchFigures, markdownTable, verdicts } from './report.js';
 import { median, percentile, sumOfSamples } from './stats.js';
 
 /**
@@ -42,7 +51,18 @@ const MEMORY_SAMPLE_MS = 200;
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const RESULTS_DIR = join(REPO, 'bench-results');
 
-type TargetId = 'node' | 'koa' | 'koa-work-10' | 'koa-work-40' | 'gateway' | 'gateway-warn' | 'gateway-traced' | 'gateway-redis' | 'gateway-tsx' | 'cold-gateway' | 'cold-platform';
+type TargetId =
+  | 'node'
+  | 'koa'
+  | 'koa-work-10'
+  | 'koa-work-40'
+  | 'gateway'
+  | 'gateway-warn'
+  | 'gateway-traced'
+  | 'gateway-redis'
+  | 'gateway-tsx'
+  | 'cold-gateway'
+  | 'cold-platform';
 
 interface Target {
   readonly id: TargetId;
@@ -72,9 +92,12 @@ function runFigures(
   cpu: { cpuMicrosPerRequest?: number; cpuBusy?: number; loopMicrosPerRequest?: number },
 ): string {
   const parts = [`${Math.round(rps).toLocaleString('en-US').padStart(8)} req/s`];
-  if (latency.p50Ms !== undefined && latency.p99Ms !== undefined) parts.push(`p50 ${latency.p50Ms.toFixed(3)} ms  p99 ${latency.p99Ms.toFixed(3)} ms`);
+  if (latency.p50Ms !== undefined && latency.p99Ms !== undefined)
+    parts.push(`p50 ${latency.p50Ms.toFixed(3)} ms  p99 ${latency.p99Ms.toFixed(3)} ms`);
   if (cpu.cpuMicrosPerRequest !== undefined && cpu.cpuBusy !== undefined) {
-    parts.push(`server CPU ${cpu.cpuMicrosPerRequest.toFixed(0)} µs/req (${Math.round(cpu.cpuBusy * 100)} % of a core)`);
+    parts.push(
+      `server CPU ${cpu.cpuMicrosPerRequest.toFixed(0)} µs/req (${Math.round(cpu.cpuBusy * 100)} % of a core)`,
+    );
   }
   if (cpu.loopMicrosPerRequest !== undefined) parts.push(`loop busy ${cpu.loopMicrosPerRequest.toFixed(0)} µs/req`);
   return parts.join('  ');
@@ -84,7 +107,8 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 
 function boundedInt(text: string | undefined, min: number, max: number, name: string): number {
   const value = Number(text);
-  if (!Number.isInteger(value) || value < min || value > max) throw new Error(`--${name} must be a whole number from ${min} to ${max}`);
+  if (!Number.isInteger(value) || value < min || value > max)
+    throw new Error(`--${name} must be a whole number from ${min} to ${max}`);
   return value;
 }
 
@@ -95,7 +119,13 @@ function workUrl(setup: BenchSetup, micros: number): string {
 }
 
 function targetsOf(setup: BenchSetup): Target[] {
-  const warm = (id: TargetId, label: string, url: string, child: BenchChild<unknown> | null, headers: Record<string, string> = {}): Target => ({
+  const warm = (
+    id: TargetId,
+    label: string,
+    url: string,
+    child: BenchChild<unknown> | null,
+    headers: Record<string, string> = {},
+  ): Target => ({
     id,
     label,
     child,
@@ -109,14 +139,42 @@ function targetsOf(setup: BenchSetup): Target[] {
       warm(`koa-work-${micros}`, `bare Koa + ${micros} µs of work per request`, workUrl(setup, micros), setup.bare),
     ),
     warm('gateway', 'gateway warm (local limiter)', gw(setup.gateway), setup.gateway, setup.authHeaders),
-    warm('gateway-warn', 'gateway warm (LOG_LEVEL=warn)', gw(setup.gatewayWarnLogs), setup.gatewayWarnLogs, setup.authHeaders),
-    warm('gateway-traced', 'gateway warm (tracing on, all sampled)', gw(setup.gatewayTraced), setup.gatewayTraced, setup.authHeaders),
+    warm(
+      'gateway-warn',
+      'gateway warm (LOG_LEVEL=warn)',
+      gw(setup.gatewayWarnLogs),
+      setup.gatewayWarnLogs,
+      setup.authHeaders,
+    ),
+    warm(
+      'gateway-traced',
+      'gateway warm (tracing on, all sampled)',
+      gw(setup.gatewayTraced),
+      setup.gatewayTraced,
+      setup.authHeaders,
+    ),
   ];
   if (setup.gatewayRedis) {
-    targets.push(warm('gateway-redis', 'gateway warm (Redis limiter)', gw(setup.gatewayRedis), setup.gatewayRedis, setup.authHeaders));
+    targets.push(
+      warm(
+        'gateway-redis',
+        'gateway warm (Redis limiter)',
+        gw(setup.gatewayRedis),
+        setup.gatewayRedis,
+        setup.authHeaders,
+      ),
+    );
   }
   if (setup.gatewayTsx) {
-    targets.push(warm('gateway-tsx', 'gateway warm, through tsx (how npm start ran before)', gw(setup.gatewayTsx), setup.gatewayTsx, setup.authHeaders));
+    targets.push(
+      warm(
+        'gateway-tsx',
+        'gateway warm, through tsx (how npm start ran before)',
+        gw(setup.gatewayTsx),
+        setup.gatewayTsx,
+        setup.authHeaders,
+      ),
+    );
   }
   // Cold: one connection, so each figure is the time of one call, not of a queue.
   targets.push(
@@ -125,7 +183,13 @@ function targetsOf(setup: BenchSetup): Target[] {
       label: 'gateway cold (no cache, 1 connection)',
       child: setup.gatewayCold,
       run: (seconds) =>
-        runLoad({ url: `${gw(setup.gatewayCold)}${WARM_PATH}`, connections: 1, seconds, headers: setup.authHeaders, recordLatencies: true }),
+        runLoad({
+          url: `${gw(setup.gatewayCold)}${WARM_PATH}`,
+          connections: 1,
+          seconds,
+          headers: setup.authHeaders,
+          recordLatencies: true,
+        }),
     },
     {
       id: 'cold-platform',
@@ -206,7 +270,10 @@ async function keyServiceCalls(gatewayUrl: string): Promise<{ verify: number; al
 }
 
 /** 100 identical requests for a key not yet cached; how many platform calls they caused. */
-async function collapseTrials(setup: BenchSetup, problems: string[]): Promise<{ trials: number; maxPlatformCalls: number; single: number; peakRss: number }> {
+async function collapseTrials(
+  setup: BenchSetup,
+  problems: string[],
+): Promise<{ trials: number; maxPlatformCalls: number; single: number; peakRss: number }> {
   const url = setup.gateway.ready.url;
   const before = await platformCalls(url);
   const alone = await get(`${url}/v1/api/keywords?site=acme.com&limit=6`, setup.authHeaders);
@@ -226,9 +293,13 @@ async function collapseTrials(setup: BenchSetup, problems: string[]): Promise<{ 
     maxPlatformCalls = Math.max(maxPlatformCalls, calls);
     const ok = outcome.statuses.get(200) ?? 0;
     if (ok !== COLLAPSE_CONCURRENCY || outcome.distinctBodies !== 1) {
-      problems.push(`collapse trial ${trial}: ${ok}/${COLLAPSE_CONCURRENCY} answered 200, ${outcome.distinctBodies} distinct bodies`);
+      problems.push(
+        `collapse trial ${trial}: ${ok}/${COLLAPSE_CONCURRENCY} answered 200, ${outcome.distinctBodies} distinct bodies`,
+      );
     }
-    log(`  collapse trial ${trial}/${COLLAPSE_TRIALS}: ${COLLAPSE_CONCURRENCY} identical cold requests → ${calls} platform call(s), ${outcome.collapsed} marked "collapsed"`);
+    log(
+      `  collapse trial ${trial}/${COLLAPSE_TRIALS}: ${COLLAPSE_CONCURRENCY} identical cold requests → ${calls} platform call(s), ${outcome.collapsed} marked "collapsed"`,
+    );
   }
   return { trials: COLLAPSE_TRIALS, maxPlatformCalls, single, peakRss };
 }
@@ -274,8 +345,12 @@ async function main(): Promise<void> {
     node: process.version,
     loadAverageAtStart: loadavg().map((value) => Math.round(value * 100) / 100),
   };
-  log(`gateway bench: ${ROUNDS} rounds × ${SECONDS} s per target, ${CONNECTIONS} connections for warm runs, 1 for cold runs`);
-  log(`machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}, load average ${machine.loadAverageAtStart.join(' ')}`);
+  log(
+    `gateway bench: ${ROUNDS} rounds × ${SECONDS} s per target, ${CONNECTIONS} connections for warm runs, 1 for cold runs`,
+  );
+  log(
+    `machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}, load average ${machine.loadAverageAtStart.join(' ')}`,
+  );
   log(
     `every gateway keeps its limiter on with RATE_LIMIT_REQUESTS=${BENCH_RATE_LIMIT.requests} per ${BENCH_RATE_LIMIT.windowSeconds} s, ` +
       'so it is measured but never refuses (a 429 would spoil the run and is reported)',
@@ -300,9 +375,23 @@ async function main(): Promise<void> {
   process.once('SIGTERM', onSignal);
 
   try {
-    setup = await startBench({ workDir, profileFlags, withoutRedis: args['no-redis'], withoutTsx: args['no-tsx'], repo: REPO, log });
+    setup = await startBench({
+      workDir,
+      profileFlags,
+      withoutRedis: args['no-redis'],
+      withoutTsx: args['no-tsx'],
+      repo: REPO,
+      log,
+    });
     const idleRss: Record<string, number> = {};
-    for (const child of [setup.gateway, setup.gatewayWarnLogs, setup.gatewayTraced, setup.gatewayCold, setup.gatewayRedis, setup.gatewayTsx]) {
+    for (const child of [
+      setup.gateway,
+      setup.gatewayWarnLogs,
+      setup.gatewayTraced,
+      setup.gatewayCold,
+      setup.gatewayRedis,
+      setup.gatewayTsx,
+    ]) {
       const report = child ? await child.memory() : null;
       if (child && report) idleRss[child.name] = report.rss;
     }
@@ -329,7 +418,10 @@ async function main(): Promise<void> {
         checkRun(`round ${round} ${target.label}`, result, problems);
         peakRss.set(target.id, Math.max(peakRss.get(target.id) ?? 0, rss));
         if (target.id === 'gateway') gatewayWarmRequests += result.requests;
-        const latencies = result.latenciesMs.length > 0 ? { p50Ms: percentile(result.latenciesMs, 50), p99Ms: percentile(result.latenciesMs, 99) } : {};
+        const latencies =
+          result.latenciesMs.length > 0
+            ? { p50Ms: percentile(result.latenciesMs, 50), p99Ms: percentile(result.latenciesMs, 99) }
+            : {};
         const cpu =
           cpuMicros === null || loopActiveMs === null || result.requests === 0
             ? {}
@@ -338,8 +430,17 @@ async function main(): Promise<void> {
                 cpuBusy: cpuMicros / 1e6 / result.seconds,
                 loopMicrosPerRequest: (loopActiveMs * 1000) / result.requests,
               };
-        records.push({ round, target: target.id, requests: result.requests, requestsPerSecond: result.requestsPerSecond, ...latencies, ...cpu });
-        log(`[round ${round}/${ROUNDS}] ${target.label.padEnd(labelWidth)} ${runFigures(result.requestsPerSecond, latencies, cpu)}`);
+        records.push({
+          round,
+          target: target.id,
+          requests: result.requests,
+          requestsPerSecond: result.requestsPerSecond,
+          ...latencies,
+          ...cpu,
+        });
+        log(
+          `[round ${round}/${ROUNDS}] ${target.label.padEnd(labelWidth)} ${runFigures(result.requestsPerSecond, latencies, cpu)}`,
+        );
       }
     }
     // Let the last usage batch go out (it waits at most a second for companions).
@@ -351,7 +452,11 @@ async function main(): Promise<void> {
 
     const of = (id: TargetId) => records.filter((record) => record.target === id);
     const medianOf = (id: TargetId, pick: (record: RunRecord) => number | undefined) =>
-      median(of(id).map(pick).filter((value): value is number => value !== undefined));
+      median(
+        of(id)
+          .map(pick)
+          .filter((value): value is number => value !== undefined),
+      );
     const perRound = (a: TargetId, b: TargetId, combine: (x: RunRecord, y: RunRecord) => number | undefined) =>
       median(
         of(a)
@@ -368,7 +473,9 @@ async function main(): Promise<void> {
         ? undefined
         : x.cpuMicrosPerRequest - y.cpuMicrosPerRequest;
     const optionalMedian = (value: number) => (Number.isNaN(value) ? null : value);
-    const complete = ['node', 'koa', 'gateway', 'gateway-warn', 'cold-gateway', 'cold-platform'].every((id) => of(id as TargetId).length > 0);
+    const complete = ['node', 'koa', 'gateway', 'gateway-warn', 'cold-gateway', 'cold-platform'].every(
+      (id) => of(id as TargetId).length > 0,
+    );
 
     log('\nmedians over the rounds:');
     for (const target of targets) {
@@ -424,10 +531,18 @@ async function main(): Promise<void> {
           addedP99: perRound('cold-gateway', 'cold-platform', (x, y) => (x.p99Ms ?? NaN) - (y.p99Ms ?? NaN)),
           gatewayCpuMicros: medianOf('cold-gateway', (r) => r.cpuMicrosPerRequest),
           platformCpuMicros: medianOf('cold-platform', (r) => r.cpuMicrosPerRequest),
-          cpuRatio: perRound('cold-gateway', 'cold-platform', (x, y) => (x.cpuMicrosPerRequest ?? NaN) / (y.cpuMicrosPerRequest ?? NaN)),
+          cpuRatio: perRound(
+            'cold-gateway',
+            'cold-platform',
+            (x, y) => (x.cpuMicrosPerRequest ?? NaN) / (y.cpuMicrosPerRequest ?? NaN),
+          ),
           throughputRatio: perRound('cold-gateway', 'cold-platform', ratio),
         },
-        collapse: { trials: collapse.trials, maxPlatformCalls: collapse.maxPlatformCalls, platformCallsOfOneRequest: collapse.single },
+        collapse: {
+          trials: collapse.trials,
+          maxPlatformCalls: collapse.maxPlatformCalls,
+          platformCallsOfOneRequest: collapse.single,
+        },
         keyService: {
           warmRequests: gatewayWarmRequests,
           verifyCalls: keyServiceAfter.verify - keyServiceBefore.verify,

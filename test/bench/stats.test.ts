@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { median, percentile, sumOfSamples } from './stats.js';
 import { moduleOf, summarizeProfile } from './profileSummary.js';
+import { median, percentile, sumOfSamples } from './stats.js';
 
 describe('bench numbers', () => {
   it('takes the median of odd and even counts, unsorted', () => {
@@ -53,7 +53,10 @@ describe('CPU profile summary', () => {
         ['src/app.ts', 1],
       ],
     );
-    assert.deepEqual(summary.inclusiveProject.map((row) => [row.name, row.ms]), [['handle src/app.ts:1', 6]]);
+    assert.deepEqual(
+      summary.inclusiveProject.map((row) => [row.name, row.ms]),
+      [['handle src/app.ts:1', 6]],
+    );
   });
 
   it('names modules by package, project file or node internal', () => {

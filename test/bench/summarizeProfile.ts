@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { formatSummary, summarizeProfile, type CpuProfile } from './profileSummary.js';
+import { type CpuProfile, formatSummary, summarizeProfile } from './profileSummary.js';
 
 /** `node --import tsx test/bench/summarizeProfile.ts <file.cpuprofile> [top]` */
 const [file, top] = process.argv.slice(2);

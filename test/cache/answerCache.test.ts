@@ -52,7 +52,13 @@ describe('answer cache', () => {
     assert.equal(loads, 1);
     assert.deepEqual(
       results.map((r) => [r.status, r.collapsed]),
-      [['miss', false], ['miss', true], ['miss', true], ['miss', true], ['miss', true]],
+      [
+        ['miss', false],
+        ['miss', true],
+        ['miss', true],
+        ['miss', true],
+        ['miss', true],
+      ],
     );
     assert.equal(new Set(results.map((r) => r.answer.etag)).size, 1);
   });

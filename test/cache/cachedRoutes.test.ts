@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import nock from 'nock';
 import { createApp } from '../../src/app.js';
 import { createAnswerCache } from '../../src/cache/createAnswerCache.js';
-import { fakeServices, PLATFORM_URL, recordingUsage, type RecordedUsage } from '../support/fakeServices.js';
+import { fakeServices, PLATFORM_URL, type RecordedUsage, recordingUsage } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { keywordsData } from '../support/platformAnswers.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { access, constants } from 'node:fs/promises';
-import { chromium, type Browser } from 'playwright-core';
+import { type Browser, chromium } from 'playwright-core';
 import { createApp } from '../../src/app.js';
 import { fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
@@ -79,7 +79,9 @@ describe('GET /docs in headless Chromium', function () {
       assert.match(response?.headers()['content-security-policy'] ?? '', /default-src 'none'/);
 
       await page.waitForSelector('.opblock-summary-path', { timeout: 30_000 });
-      const shown = await page.$$eval('.opblock-summary-path', (nodes) => nodes.map((n) => n.getAttribute('data-path')));
+      const shown = await page.$$eval('.opblock-summary-path', (nodes) =>
+        nodes.map((n) => n.getAttribute('data-path')),
+      );
       assert.deepEqual([...shown].sort(), [...PUBLIC_PATHS].sort());
 
       // Opening an operation renders its parameters and every documented status.
@@ -88,9 +90,13 @@ describe('GET /docs in headless Chromium', function () {
       const statuses = await page.$$eval('#operations-v1-getRankings .response-col_status', (cells) =>
         cells.map((c) => c.textContent?.trim() ?? ''),
       );
-      for (const status of ['200', '401', '403', '429', '503']) assert.ok(statuses.includes(status), `status ${status} shown`);
+      for (const status of ['200', '401', '403', '429', '503'])
+        assert.ok(statuses.includes(status), `status ${status} shown`);
 
-      assert.ok(requested.some((url) => url === `${origin}/v1/openapi.json`), 'the page loaded the document');
+      assert.ok(
+        requested.some((url) => url === `${origin}/v1/openapi.json`),
+        'the page loaded the document',
+      );
       const elsewhere = requested.filter((url) => new URL(url).origin !== origin);
       assert.deepEqual(elsewhere, [], 'every request goes to the gateway itself');
       assert.deepEqual(problems, []);

@@ -43,7 +43,9 @@ export function expectedKeywords(site: SiteRecord, asGiven: string, limit: numbe
       clusterLabel: k.cluster?.label ?? null,
     };
   });
-  const ranked = rows.filter((r) => r.position !== null).sort((a, b) => (a.position ?? 0) - (b.position ?? 0) || byCodePoint(a.keyword, b.keyword));
+  const ranked = rows
+    .filter((r) => r.position !== null)
+    .sort((a, b) => (a.position ?? 0) - (b.position ?? 0) || byCodePoint(a.keyword, b.keyword));
   const unranked = rows.filter((r) => r.position === null).sort((a, b) => byCodePoint(a.keyword, b.keyword));
   return { site: asGiven, keywords: [...ranked, ...unranked].slice(0, limit) };
 }
@@ -62,7 +64,11 @@ export function expectedRankings(site: SiteRecord, asGiven: string, days: number
     .map((e) => ({ keyword: e.keyword, from: from.get(e.keywordId) ?? null, to: publicPosition(e.position) }))
     .filter((m) => m.from !== m.to)
     .map((m) => ({ ...m, delta: m.from !== null && m.to !== null ? m.from - m.to : null }))
-    .sort((a, b) => Math.abs((b.from ?? 101) - (b.to ?? 101)) - Math.abs((a.from ?? 101) - (a.to ?? 101)) || byCodePoint(a.keyword, b.keyword));
+    .sort(
+      (a, b) =>
+        Math.abs((b.from ?? 101) - (b.to ?? 101)) - Math.abs((a.from ?? 101) - (a.to ?? 101)) ||
+        byCodePoint(a.keyword, b.keyword),
+    );
   return { site: asGiven, days, movers: movers.slice(0, limit) };
 }
 

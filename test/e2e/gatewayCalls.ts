@@ -30,7 +30,13 @@ export function assertSuccess(answer: GatewayAnswer, data: unknown, what: string
 }
 
 /** The failure envelope with exactly this status, code and reason, and a message. */
-export function assertFailure(answer: GatewayAnswer, status: number, code: string, reason: string | undefined, what: string): void {
+export function assertFailure(
+  answer: GatewayAnswer,
+  status: number,
+  code: string,
+  reason: string | undefined,
+  what: string,
+): void {
   assert.equal(answer.status, status, `${what}: ${JSON.stringify(answer.body)}`);
   const body = answer.body as { errors?: Array<{ message?: unknown }> };
   const message = body.errors?.[0]?.message;

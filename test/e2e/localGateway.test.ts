@@ -1,23 +1,16 @@
 import assert from 'node:assert/strict';
-import nock from 'nock';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { startGateway, type RunningGateway } from '../../src/gateway.js';
+import { type RunningGateway, startGateway } from '../../src/gateway.js';
 import { keyHashOf } from '../../src/local/keyMaterial.js';
 import type { PlatformData } from '../../src/local/platformData.js';
 import { LOCAL_KEYS } from '../../src/local/seedAccounts.js';
 import { seedPlatformData } from '../../src/local/seedData.js';
+import { createKeyCall, revokeKeyCall, verifyCall } from '../local/keyServiceHttp.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/tempDir.js';
-import { createKeyCall, revokeKeyCall, verifyCall } from '../local/keyServiceHttp.js';
-import {
-  expectedAiVisibility,
-  expectedAudit,
-  expectedKeywords,
-  expectedRankings,
-  siteOf,
-} from './expectedPayloads.js';
-import { assertFailure, assertSuccess, callGateway, metricValue, type GatewayAnswer } from './gatewayCalls.js';
+import { expectedAiVisibility, expectedAudit, expectedKeywords, expectedRankings, siteOf } from './expectedPayloads.js';
+import { assertFailure, assertSuccess, callGateway, type GatewayAnswer, metricValue } from './gatewayCalls.js';
 
 const HOUR_MS = 3_600_000;
 const MINUTE_MS = 60_000;
@@ -59,7 +52,11 @@ describe('gateway with the embedded local platform and key service (real HTTP)',
     const startedBefore = Date.now();
     assert.ok(gateway.local, 'local upstreams started');
     local = gateway.local;
-    await eventually('the gateway follows the key events', () => logged('following key events: verifications may be cached').length > 0, 10_000);
+    await eventually(
+      'the gateway follows the key events',
+      () => logged('following key events: verifications may be cached').length > 0,
+      10_000,
+    );
     ({ data, seedNowMs } = await seedOfLocalPlatform(local.platform, startedAfter, startedBefore));
   });
 
@@ -89,7 +86,10 @@ describe('gateway with the embedded local platform and key service (real HTTP)',
         ['/v1/api/keywords?site=acme.com&limit=0', expectedKeywords(acme, 'acme.com', 50)],
         ['/v1/api/keywords?site=acme.com&limit=ten', expectedKeywords(acme, 'acme.com', 50)],
         ['/v1/api/keywords?site=acme.org', expectedKeywords(siteOf(data, 'org_demo', 'acme.org'), 'acme.org', 50)],
-        ['/v1/api/keywords?site=newsite.io', expectedKeywords(siteOf(data, 'org_demo', 'newsite.io'), 'newsite.io', 50)],
+        [
+          '/v1/api/keywords?site=newsite.io',
+          expectedKeywords(siteOf(data, 'org_demo', 'newsite.io'), 'newsite.io', 50),
+        ],
         ['/v1/api/keywords?site=quiet.dev', { site: 'quiet.dev', keywords: [] }],
         ['/v1/api/keywords?site=bigcatalog.shop&limit=500', expectedKeywords(catalog, 'bigcatalog.shop', 500)],
         ['/v1/api/keywords?site=bigcatalog.shop&limit=9999', expectedKeywords(catalog, 'bigcatalog.shop', 500)],
@@ -104,8 +104,14 @@ describe('gateway with the embedded local platform and key service (real HTTP)',
       assert.equal(rows.length, acme.keywords.length);
       const firstUnranked = rows.findIndex((row) => row.unranked);
       assert.ok(firstUnranked > 0);
-      assert.ok(rows.slice(firstUnranked).every((row) => row.unranked && row.position === null), 'unranked last');
-      assert.ok(rows.slice(0, firstUnranked).every((row) => !row.unranked && (row.position ?? 0) >= 1), 'ranked first');
+      assert.ok(
+        rows.slice(firstUnranked).every((row) => row.unranked && row.position === null),
+        'unranked last',
+      );
+      assert.ok(
+        rows.slice(0, firstUnranked).every((row) => !row.unranked && (row.position ?? 0) >= 1),
+        'ranked first',
+      );
       for (const keyword of ['Zebra seo', 'café marketing']) {
         // Written 0 and null by the platform: both unranked in public.
         assert.deepEqual(
@@ -125,12 +131,18 @@ describe('gateway with the embedded local platform and key service (real HTTP)',
         ['/v1/api/rankings?site=acme.com&days=30&limit=100', (t) => expectedRankings(acme, 'acme.com', 30, 100, t)],
         ['/v1/api/rankings?site=acme.com&days=1000&limit=1000', (t) => expectedRankings(acme, 'acme.com', 90, 100, t)],
         ['/v1/api/rankings?site=acme.com&days=0&limit=-3', (t) => expectedRankings(acme, 'acme.com', 7, 10, t)],
-        ['/v1/api/rankings?site=acme.org&days=14', (t) => expectedRankings(siteOf(data, 'org_demo', 'acme.org'), 'acme.org', 14, 10, t)],
+        [
+          '/v1/api/rankings?site=acme.org&days=14',
+          (t) => expectedRankings(siteOf(data, 'org_demo', 'acme.org'), 'acme.org', 14, 10, t),
+        ],
         [
           '/v1/api/rankings?site=bigcatalog.shop&days=45&limit=100',
           (t) => expectedRankings(siteOf(data, 'org_demo', 'bigcatalog.shop'), 'bigcatalog.shop', 45, 100, t),
         ],
-        ['/v1/api/rankings?site=newsite.io', (t) => expectedRankings(siteOf(data, 'org_demo', 'newsite.io'), 'newsite.io', 7, 10, t)],
+        [
+          '/v1/api/rankings?site=newsite.io',
+          (t) => expectedRankings(siteOf(data, 'org_demo', 'newsite.io'), 'newsite.io', 7, 10, t),
+        ],
         ['/v1/api/rankings?site=quiet.dev', () => ({ site: 'quiet.dev', days: 7, movers: [] })],
       ];
       for (const [path, expectedAt] of cases) {
@@ -141,16 +153,25 @@ describe('gateway with the embedded local platform and key service (real HTTP)',
         const match = expected.find((candidate) => isDeepEqual(answer.body, { data: candidate, meta: {}, errors: [] }));
         assertSuccess(answer, match ?? expected[1], path);
       }
-      const movers = ((await get('/v1/api/rankings?site=acme.com')).body as { data: { movers: unknown[] } }).data.movers;
+      const movers = ((await get('/v1/api/rankings?site=acme.com')).body as { data: { movers: unknown[] } }).data
+        .movers;
       assert.ok(movers.length > 0, 'the seed has movers this week');
       // newsite.io has no check as old as the window's start: each keyword ranked now moved from null.
-      const fresh = ((await get('/v1/api/rankings?site=newsite.io')).body as { data: { movers: Array<{ from: unknown; delta: unknown }> } }).data;
+      const fresh = (
+        (await get('/v1/api/rankings?site=newsite.io')).body as {
+          data: { movers: Array<{ from: unknown; delta: unknown }> };
+        }
+      ).data;
       assert.ok(fresh.movers.length > 0 && fresh.movers.every((m) => m.from === null && m.delta === null));
     });
 
     it('ai-visibility: the newest 30-day rollup by instant, computedAt in Z, setup_required when none', async () => {
       for (const domain of ['acme.com', 'acme.org', 'bigcatalog.shop']) {
-        assertSuccess(await get(`/v1/api/ai-visibility/summary?site=${domain}`), expectedAiVisibility(siteOf(data, 'org_demo', domain), domain), domain);
+        assertSuccess(
+          await get(`/v1/api/ai-visibility/summary?site=${domain}`),
+          expectedAiVisibility(siteOf(data, 'org_demo', domain), domain),
+          domain,
+        );
       }
       for (const domain of ['newsite.io', 'quiet.dev']) {
         assertSuccess(
@@ -161,31 +182,54 @@ describe('gateway with the embedded local platform and key service (real HTTP)',
       }
       // acme.com's newest rollup was computed 3 h before the seed's now, written -05:00; one
       // half an hour older is written +01:00 and sorts after it as text.
-      const summary = ((await get('/v1/api/ai-visibility/summary?site=acme.com')).body as { data: { ai_visibility: { summary: { computedAt: string } } } })
-        .data.ai_visibility.summary;
+      const summary = (
+        (await get('/v1/api/ai-visibility/summary?site=acme.com')).body as {
+          data: { ai_visibility: { summary: { computedAt: string } } };
+        }
+      ).data.ai_visibility.summary;
       assert.equal(summary.computedAt, new Date(seedNowMs - 3 * HOUR_MS).toISOString());
       assert.match(summary.computedAt, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.000Z$/);
     });
 
     it('audit-issues: the newest completed run (a newer running one passed over), completedAt in Z, setup_required when none', async () => {
       for (const domain of ['acme.com', 'acme.org', 'bigcatalog.shop']) {
-        assertSuccess(await get(`/v1/api/audit-issues?site=${domain}`), expectedAudit(siteOf(data, 'org_demo', domain), domain), domain);
+        assertSuccess(
+          await get(`/v1/api/audit-issues?site=${domain}`),
+          expectedAudit(siteOf(data, 'org_demo', domain), domain),
+          domain,
+        );
       }
       for (const domain of ['newsite.io', 'quiet.dev']) {
-        assertSuccess(await get(`/v1/api/audit-issues?site=${domain}`), { site: domain, setup_required: true, reason: 'no_audit' }, domain);
+        assertSuccess(
+          await get(`/v1/api/audit-issues?site=${domain}`),
+          { site: domain, setup_required: true, reason: 'no_audit' },
+          domain,
+        );
       }
       const acme = siteOf(data, 'org_demo', 'acme.com');
       const running = acme.auditRuns.find((run) => run.status === 'RUNNING');
-      const audit = ((await get('/v1/api/audit-issues?site=acme.com')).body as { data: { audit: { latestRun: { id: string; completedAt: string } } } }).data
-        .audit;
-      assert.ok(running && Date.parse(running.startedAt) > Date.parse(acme.auditRuns.find((r) => r.id === audit.latestRun.id)?.startedAt ?? ''));
+      const audit = (
+        (await get('/v1/api/audit-issues?site=acme.com')).body as {
+          data: { audit: { latestRun: { id: string; completedAt: string } } };
+        }
+      ).data.audit;
+      assert.ok(
+        running &&
+          Date.parse(running.startedAt) >
+            Date.parse(acme.auditRuns.find((r) => r.id === audit.latestRun.id)?.startedAt ?? ''),
+      );
       // Started 20 h before the seed's now at -05:00, 47 minutes long.
       assert.equal(audit.latestRun.completedAt, new Date(seedNowMs - 20 * HOUR_MS + 47 * MINUTE_MS).toISOString());
     });
   });
 
   it('refuses the ambiguous slug `acme` (400), a missing site (400) and an unknown one (404) on every route', async () => {
-    for (const route of ['/v1/api/rankings', '/v1/api/ai-visibility/summary', '/v1/api/keywords', '/v1/api/audit-issues']) {
+    for (const route of [
+      '/v1/api/rankings',
+      '/v1/api/ai-visibility/summary',
+      '/v1/api/keywords',
+      '/v1/api/audit-issues',
+    ]) {
       assertFailure(await get(`${route}?site=acme`), 400, 'BAD_REQUEST', 'site_ambiguous', `${route} acme`);
       assertFailure(await get(`${route}?site=%20`), 400, 'BAD_REQUEST', 'site_missing', `${route} blank`);
       assertFailure(await get(`${route}?site=nowhere.example`), 404, 'NOT_FOUND', 'site_not_found', `${route} unknown`);
@@ -205,11 +249,31 @@ describe('gateway with the embedded local platform and key service (real HTTP)',
       ['other acme secret'],
     );
     assert.ok(!JSON.stringify(demoAnswer.body).includes('other acme secret'));
-    assertSuccess(await get('/v1/api/ai-visibility/summary?site=acme.com', LOCAL_KEYS.other), expectedAiVisibility(other, 'acme.com'), 'org_other ai');
+    assertSuccess(
+      await get('/v1/api/ai-visibility/summary?site=acme.com', LOCAL_KEYS.other),
+      expectedAiVisibility(other, 'acme.com'),
+      'org_other ai',
+    );
     // `acme` is unique within org_other.
-    assertSuccess(await get('/v1/api/audit-issues?site=acme', LOCAL_KEYS.other), { site: 'acme', setup_required: true, reason: 'no_audit' }, 'org_other audit');
-    assertFailure(await get('/v1/api/keywords?site=other-brand.co', LOCAL_KEYS.demo), 404, 'NOT_FOUND', 'site_not_found', 'demo → other-brand.co');
-    assertFailure(await get('/v1/api/keywords?site=bigcatalog.shop', LOCAL_KEYS.other), 404, 'NOT_FOUND', 'site_not_found', 'other → bigcatalog.shop');
+    assertSuccess(
+      await get('/v1/api/audit-issues?site=acme', LOCAL_KEYS.other),
+      { site: 'acme', setup_required: true, reason: 'no_audit' },
+      'org_other audit',
+    );
+    assertFailure(
+      await get('/v1/api/keywords?site=other-brand.co', LOCAL_KEYS.demo),
+      404,
+      'NOT_FOUND',
+      'site_not_found',
+      'demo → other-brand.co',
+    );
+    assertFailure(
+      await get('/v1/api/keywords?site=bigcatalog.shop', LOCAL_KEYS.other),
+      404,
+      'NOT_FOUND',
+      'site_not_found',
+      'other → bigcatalog.shop',
+    );
   });
 
   it('refuses each seeded key that may not pass, with its status and reason', async () => {
@@ -237,7 +301,8 @@ describe('gateway with the embedded local platform and key service (real HTTP)',
     const created = await createKeyCall(local.keyService, 'org_other', { name: 'e2e reader', permissions: ['read'] });
     assert.equal(created.status, 201, created.text);
     const { key, plaintext } = created.body;
-    const verifies = () => metricValue(gateway.url, 'gateway_key_service_request_duration_seconds_count', { operation: 'verify' });
+    const verifies = () =>
+      metricValue(gateway.url, 'gateway_key_service_request_duration_seconds_count', { operation: 'verify' });
 
     const before = await verifies();
     for (let i = 0; i < 3; i++) {
@@ -251,19 +316,32 @@ describe('gateway with the embedded local platform and key service (real HTTP)',
 
     const revoked = await revokeKeyCall(local.keyService, 'org_other', key.id);
     assert.equal(revoked.status, 200, revoked.text);
-    assertFailure(await get('/v1/api/keywords?site=other-brand.co&limit=1', plaintext), 401, 'UNAUTHORIZED', 'invalid_key', 'right after revoke');
+    assertFailure(
+      await get('/v1/api/keywords?site=other-brand.co&limit=1', plaintext),
+      401,
+      'UNAUTHORIZED',
+      'invalid_key',
+      'right after revoke',
+    );
     // Refused because the event dropped the cached verification, not because it aged out.
     assert.deepEqual(
       logged('key revoked: verification dropped').map((line) => line.keyId),
       [key.id],
     );
     assert.equal(await verifies(), before + 2);
-    assertFailure(await get('/v1/api/keywords?site=other-brand.co', plaintext), 401, 'UNAUTHORIZED', 'invalid_key', 'later');
+    assertFailure(
+      await get('/v1/api/keywords?site=other-brand.co', plaintext),
+      401,
+      'UNAUTHORIZED',
+      'invalid_key',
+      'later',
+    );
   });
 
-  it("counts exactly one usage event per successful call (200 and 304) at the local key service, none for failures", async () => {
+  it('counts exactly one usage event per successful call (200 and 304) at the local key service, none for failures', async () => {
     const pending = () => metricValue(gateway.url, 'gateway_usage_events_pending');
-    const used = async () => (await verifyCall(local.keyService, keyHashOf(LOCAL_KEYS.other))).body.organization.usage.used;
+    const used = async () =>
+      (await verifyCall(local.keyService, keyHashOf(LOCAL_KEYS.other))).body.organization.usage.used;
     await waitFor('earlier usage flushed', async () => (await pending()) === 0);
     const usedBefore = await used();
 
@@ -271,7 +349,9 @@ describe('gateway with the embedded local platform and key service (real HTTP)',
     const answers: GatewayAnswer[] = [];
     const first = await get('/v1/api/keywords?site=acme.com', key);
     answers.push(first);
-    answers.push(await get('/v1/api/keywords?site=acme.com', key, { 'if-none-match': first.headers.get('etag') ?? '' }));
+    answers.push(
+      await get('/v1/api/keywords?site=acme.com', key, { 'if-none-match': first.headers.get('etag') ?? '' }),
+    );
     answers.push(await get('/v1/api/rankings?site=other-brand.co', key));
     answers.push(await get('/v1/api/ai-visibility/summary?site=acme.com', key));
     answers.push(await get('/v1/api/audit-issues?site=other-brand.co', key));
@@ -286,7 +366,10 @@ describe('gateway with the embedded local platform and key service (real HTTP)',
     );
     const successes = answers.filter((answer) => answer.status === 200 || answer.status === 304).length;
 
-    await waitFor(`used to grow by ${successes}`, async () => (await used()) >= usedBefore + successes && (await pending()) === 0);
+    await waitFor(
+      `used to grow by ${successes}`,
+      async () => (await used()) >= usedBefore + successes && (await pending()) === 0,
+    );
     assert.equal(await used(), usedBefore + successes);
   });
 });

@@ -4,7 +4,7 @@ import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { childEnvironment, freePort } from '../support/childEnvironment.js';
-import { startProcessGroup, type ProcessGroup } from '../support/processGroup.js';
+import { type ProcessGroup, startProcessGroup } from '../support/processGroup.js';
 import { tempDir } from '../support/tempDir.js';
 import { assertFailure, callGateway } from './gatewayCalls.js';
 
@@ -68,7 +68,7 @@ describe('npm start, as the README says (real processes)', function () {
   let gateway: ProcessGroup;
   let banner: string;
 
-  before(async function () {
+  before(async () => {
     dir = await tempDir('e2e-npm-start-');
     ({ gateway, port, banner } = await startNpmStart(dir.path));
   });
@@ -102,7 +102,11 @@ describe('npm start, as the README says (real processes)', function () {
     if (spawnSync('sh', ['-c', 'command -v curl']).status === 0) {
       const pasted = await run('sh', ['-c', line], childEnvironment());
       assert.equal(pasted.code, 0, pasted.stderr);
-      const body = JSON.parse(pasted.stdout) as { data: { site: string; keywords: unknown[] }; meta: unknown; errors: unknown };
+      const body = JSON.parse(pasted.stdout) as {
+        data: { site: string; keywords: unknown[] };
+        meta: unknown;
+        errors: unknown;
+      };
       assert.deepEqual([body.data.site, body.data.keywords.length, body.meta, body.errors], ['acme.com', 5, {}, []]);
     }
   });
@@ -110,7 +114,11 @@ describe('npm start, as the README says (real processes)', function () {
   it('npm run keys manages keys of the running gateway: a created key works, and once revoked is refused', async () => {
     const env = childEnvironment({ LOCAL_DATA_DIR: dir.path });
     const url = `http://127.0.0.1:${port}`;
-    const created = await run('npm', ['run', 'keys', '--', 'create', '--org', 'org_demo', '--name', 'e2e script', '--json'], env);
+    const created = await run(
+      'npm',
+      ['run', 'keys', '--', 'create', '--org', 'org_demo', '--name', 'e2e script', '--json'],
+      env,
+    );
     assert.equal(created.code, 0, created.stderr);
     const { key, plaintext } = jsonAfterNpmBanner<{ key: { id: string }; plaintext: string }>(created.stdout);
     const answer = await callGateway(url, '/v1/api/audit-issues?site=acme.com', plaintext);
@@ -118,7 +126,13 @@ describe('npm start, as the README says (real processes)', function () {
 
     const revoked = await run('npm', ['run', 'keys', '--', 'revoke', '--org', 'org_demo', key.id], env);
     assert.equal(revoked.code, 0, revoked.stderr);
-    assertFailure(await callGateway(url, '/v1/api/audit-issues?site=acme.com', plaintext), 401, 'UNAUTHORIZED', 'invalid_key', 'revoked key');
+    assertFailure(
+      await callGateway(url, '/v1/api/audit-issues?site=acme.com', plaintext),
+      401,
+      'UNAUTHORIZED',
+      'invalid_key',
+      'revoked key',
+    );
   });
 
   it('stops on SIGTERM to its process group: exit code 0 within 10 s, no process left', async () => {
@@ -130,12 +144,18 @@ describe('npm start, as the README says (real processes)', function () {
     assert.equal(gateway.groupAlive(), false, 'a process of the group is still running');
 
     assert.deepEqual(
-      logLinesOf(gateway.stdout()).filter((line) => line.msg === 'shutdown complete').map((line) => line.code),
+      logLinesOf(gateway.stdout())
+        .filter((line) => line.msg === 'shutdown complete')
+        .map((line) => line.code),
       [0],
     );
     // The local key service let go of its data directory.
     for (const file of ['key-service.lock', 'key-service.endpoint.json']) {
-      await assert.rejects(access(join(dir.path, file)), (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT', file);
+      await assert.rejects(
+        access(join(dir.path, file)),
+        (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT',
+        file,
+      );
     }
   });
 });
@@ -169,7 +189,9 @@ describe('npm start, stopped by a SIGTERM to npm alone (real processes)', functi
     assert.ok(Date.now() - signalled < 10_000);
     assert.equal(gateway.groupAlive(), false, 'the gateway outlived npm');
     assert.deepEqual(
-      logLinesOf(gateway.stdout()).filter((line) => line.msg === 'shutdown complete').map((line) => line.code),
+      logLinesOf(gateway.stdout())
+        .filter((line) => line.msg === 'shutdown complete')
+        .map((line) => line.code),
       [0],
     );
   });

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { seedPlatformData } from '../../src/local/seedData.js';
 import { childEnvironment } from '../support/childEnvironment.js';
-import { startFakeKeyService, type FakeKeyService } from '../support/fakeKeyService.js';
-import { testKey, verifyAnswer } from '../support/keys.js';
 import { eventually } from '../support/eventually.js';
-import { startProcessGroup, type ProcessGroup } from '../support/processGroup.js';
+import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
+import { testKey, verifyAnswer } from '../support/keys.js';
+import { type ProcessGroup, startProcessGroup } from '../support/processGroup.js';
 import { tempDir } from '../support/tempDir.js';
 import { callGateway, type GatewayAnswer } from './gatewayCalls.js';
-import { startHeldPlatform, type HeldPlatform } from './heldPlatform.js';
+import { type HeldPlatform, startHeldPlatform } from './heldPlatform.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DAY_MS = 86_400_000;
@@ -37,8 +37,17 @@ describe('SIGTERM through the real main process: in-flight requests answered, us
     dir = await tempDir('e2e-shutdown-');
     keyService = await startFakeKeyService();
     const expiresAt = new Date(Date.now() + 365 * DAY_MS).toISOString();
-    keyService.setAnswer(reader, verifyAnswer(reader, { key: { organizationId: 'org_demo', expiresAt }, usage: { ceiling: null } }));
-    keyService.setAnswer(writer, verifyAnswer(writer, { key: { organizationId: 'org_demo', expiresAt, permissions: ['write'] }, usage: { ceiling: null } }));
+    keyService.setAnswer(
+      reader,
+      verifyAnswer(reader, { key: { organizationId: 'org_demo', expiresAt }, usage: { ceiling: null } }),
+    );
+    keyService.setAnswer(
+      writer,
+      verifyAnswer(writer, {
+        key: { organizationId: 'org_demo', expiresAt, permissions: ['write'] },
+        usage: { ceiling: null },
+      }),
+    );
     platform = await startHeldPlatform(seedPlatformData(new Date()));
   });
 
@@ -66,7 +75,8 @@ describe('SIGTERM through the real main process: in-flight requests answered, us
       }),
     });
     const url = (await gateway.waitForOutput(/Gateway listening on (http:\/\/\S+)\n/, 45_000))[1] ?? '';
-    const get = (path: string, key: string = reader, headers: Record<string, string> = {}) => callGateway(url, path, key, headers);
+    const get = (path: string, key: string = reader, headers: Record<string, string> = {}) =>
+      callGateway(url, path, key, headers);
 
     // Answered before the signal: successes (one 304 among them) and failures of every kind.
     const first = await get('/v1/api/keywords?site=acme.com&limit=5');
@@ -99,7 +109,11 @@ describe('SIGTERM through the real main process: in-flight requests answered, us
       '/v1/api/rankings?site=nowhere.example',
     ];
     const inFlight = inFlightPaths.map((path) => get(path));
-    await eventually('every request in flight reached the platform', () => platform.held() === inFlightPaths.length, 10_000);
+    await eventually(
+      'every request in flight reached the platform',
+      () => platform.held() === inFlightPaths.length,
+      10_000,
+    );
 
     const signalled = Date.now();
     const pid = gateway.pid;
@@ -126,18 +140,27 @@ describe('SIGTERM through the real main process: in-flight requests answered, us
       .filter((line) => line.startsWith('{'))
       .map((line) => JSON.parse(line) as { msg: string; code?: number });
     assert.equal(logs.filter((line) => line.msg === SHUTTING_DOWN).length, 1, 'one shutdown, however many signals');
-    assert.deepEqual(logs.filter((line) => line.msg === 'shutdown complete').map((line) => line.code), [0]);
+    assert.deepEqual(
+      logs.filter((line) => line.msg === 'shutdown complete').map((line) => line.code),
+      [0],
+    );
 
     // One event per 200/304 answer, by unique id, for the right key, organization and route; none for failures.
     const successes = [...answered, ...late].filter((answer) => answer.status === 200 || answer.status === 304);
     const events = keyService.usageEvents;
     assert.equal(new Set(events.map((event) => event.id)).size, events.length);
     assert.equal(events.length, successes.length);
-    const routes = (list: ReadonlyArray<string>) => list.reduce<Record<string, number>>((counts, route) => ({ ...counts, [route]: (counts[route] ?? 0) + 1 }), {});
-    assert.deepEqual(
-      routes(events.map((event) => String(event.route))),
-      { '/v1/api/keywords': 4, '/v1/api/rankings': 2, '/v1/api/ai-visibility/summary': 1, '/v1/api/audit-issues': 2 },
-    );
+    const routes = (list: ReadonlyArray<string>) =>
+      list.reduce<Record<string, number>>((counts, route) => {
+        counts[route] = (counts[route] ?? 0) + 1;
+        return counts;
+      }, {});
+    assert.deepEqual(routes(events.map((event) => String(event.route))), {
+      '/v1/api/keywords': 4,
+      '/v1/api/rankings': 2,
+      '/v1/api/ai-visibility/summary': 1,
+      '/v1/api/audit-issues': 2,
+    });
     const readerKeyId = verifyAnswer(reader).key.id;
     assert.ok(events.every((event) => event.keyId === readerKeyId && event.organizationId === 'org_demo'));
   });

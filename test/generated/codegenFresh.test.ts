@@ -31,7 +31,10 @@ describe('generated platform documents', () => {
       const document = parse(readFileSync(`${ROOT}queries/${file}`, 'utf8'));
       const operations = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
       assert.equal(operations.length, 1, file);
-      assert.equal(operations[0]?.kind === Kind.OPERATION_DEFINITION && operations[0].name?.value, file.replace(/\.graphql$/, ''));
+      assert.equal(
+        operations[0]?.kind === Kind.OPERATION_DEFINITION && operations[0].name?.value,
+        file.replace(/\.graphql$/, ''),
+      );
     }
   });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { connect, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { createAdminApp, createApp } from '../../src/app.js';
 import { createHttpServer } from '../../src/http/createHttpServer.js';
 import { fakeServices } from '../support/fakeServices.js';
@@ -45,14 +45,16 @@ describe('connection cap (MAX_CONNECTIONS)', () => {
     const sockets: Socket[] = [];
     try {
       const outcomes = await Promise.all(
-        Array.from({ length: 60 }, () =>
-          new Promise<'answered' | 'closed'>((resolve) => {
-            const socket = connect(port, '127.0.0.1', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'));
-            sockets.push(socket);
-            socket.once('data', () => resolve('answered'));
-            socket.once('close', () => resolve('closed'));
-            socket.once('error', () => resolve('closed'));
-          }),
+        Array.from(
+          { length: 60 },
+          () =>
+            new Promise<'answered' | 'closed'>((resolve) => {
+              const socket = connect(port, '127.0.0.1', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'));
+              sockets.push(socket);
+              socket.once('data', () => resolve('answered'));
+              socket.once('close', () => resolve('closed'));
+              socket.once('error', () => resolve('closed'));
+            }),
         ),
       );
       const answered = outcomes.filter((outcome) => outcome === 'answered').length;

@@ -19,7 +19,9 @@ interface Envelope {
 function parseRaw(raw: string): { status: number; headers: Map<string, string>; body: Envelope } {
   const split = raw.indexOf('\r\n\r\n');
   const [statusLine = '', ...lines] = raw.slice(0, split).split('\r\n');
-  const headers = new Map(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+  const headers = new Map(
+    lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+  );
   return { status: Number(statusLine.split(' ')[1]), headers, body: JSON.parse(raw.slice(split + 4)) as Envelope };
 }
 
@@ -59,17 +61,26 @@ describe('createHttpServer', () => {
     });
 
     it('answers a URL over 8 KiB with 414 in the envelope, keeping a well-formed request id', async () => {
-      const res = await fetch(`${server.url}/v1/api/keywords?site=${'a'.repeat(9000)}`, { headers: { 'x-request-id': 'long-1' } });
+      const res = await fetch(`${server.url}/v1/api/keywords?site=${'a'.repeat(9000)}`, {
+        headers: { 'x-request-id': 'long-1' },
+      });
       assert.equal(res.status, 414);
       assert.equal(res.headers.get('x-request-id'), 'long-1');
       const body = (await res.json()) as Envelope;
-      assert.deepEqual(body, { data: null, meta: { requestId: 'long-1' }, errors: [{ code: 'URI_TOO_LONG', message: 'The request URL is too long.' }] });
+      assert.deepEqual(body, {
+        data: null,
+        meta: { requestId: 'long-1' },
+        errors: [{ code: 'URI_TOO_LONG', message: 'The request URL is too long.' }],
+      });
       assert.ok(!logged.join('').includes('a'.repeat(100)), 'the URL is not logged');
       assert.match(logged.join(''), /"status":414/);
     });
 
     it('answers a URL beyond the header limit with 414 too (parser level)', async () => {
-      const raw = await rawExchange(server.port, `GET /v1/api/keywords?site=${'b'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      const raw = await rawExchange(
+        server.port,
+        `GET /v1/api/keywords?site=${'b'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+      );
       const answer = parseRaw(raw);
       assert.equal(answer.status, 414);
       assert.equal(answer.body.errors[0]?.code, 'URI_TOO_LONG');
@@ -85,7 +96,9 @@ describe('createHttpServer', () => {
         const answer = parseRaw(await rawExchange(server.port, `GET /healthz HTTP/1.1\r\nHost: x\r\n${headers}\r\n`));
         assert.equal(answer.status, 431);
         assert.equal(answer.headers.get('content-type'), 'application/json; charset=utf-8');
-        assert.deepEqual(answer.body.errors, [{ code: 'HEADERS_TOO_LARGE', message: 'The request headers are too large.' }]);
+        assert.deepEqual(answer.body.errors, [
+          { code: 'HEADERS_TOO_LARGE', message: 'The request headers are too large.' },
+        ]);
         assert.match(answer.body.meta.requestId ?? '', UUID);
       }
     });
@@ -98,7 +111,9 @@ describe('createHttpServer', () => {
 
     it('answers 408 in the envelope and hangs up on a client that never finishes its headers', async () => {
       const raw = await new Promise<string>((resolve, reject) => {
-        const socket = connect(server.port, '127.0.0.1', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: '));
+        const socket = connect(server.port, '127.0.0.1', () =>
+          socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: '),
+        );
         const chunks: Buffer[] = [];
         socket.on('data', (chunk: Buffer) => chunks.push(chunk));
         socket.on('error', reject);
@@ -116,10 +131,13 @@ describe('createHttpServer', () => {
       // a connection idle four times as long between two requests still answers the second.
       const answers = await new Promise<string[]>((resolve, reject) => {
         const seen: string[] = [];
-        const socket = connect(server.port, '127.0.0.1', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'));
+        const socket = connect(server.port, '127.0.0.1', () =>
+          socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'),
+        );
         socket.on('data', (chunk: Buffer) => {
           seen.push(chunk.toString('latin1').split('\r\n')[0] ?? '');
-          if (seen.length === 1) setTimeout(() => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), 1200);
+          if (seen.length === 1)
+            setTimeout(() => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'), 1200);
         });
         socket.on('error', reject);
         socket.on('close', () => resolve(seen));
@@ -130,8 +148,16 @@ describe('createHttpServer', () => {
     it('counts rejected requests in the metrics', async () => {
       const text = (await metrics.exposition()).text;
       const count = 'http_server_request_duration_seconds_count';
-      assert.match(text, new RegExp(`${count}\\{http_route="rejected",http_request_method="GET",http_response_status_code="414"\\} 1`));
-      assert.match(text, new RegExp(`${count}\\{http_route="rejected",http_request_method="unknown",http_response_status_code="431"\\} [1-9]`));
+      assert.match(
+        text,
+        new RegExp(`${count}\\{http_route="rejected",http_request_method="GET",http_response_status_code="414"\\} 1`),
+      );
+      assert.match(
+        text,
+        new RegExp(
+          `${count}\\{http_route="rejected",http_request_method="unknown",http_response_status_code="431"\\} [1-9]`,
+        ),
+      );
     });
   });
 });

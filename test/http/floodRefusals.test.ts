@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { createApp } from '../../src/app.js';
 import { withFailedKeyBudget } from '../../src/auth/failedKeyBudget.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
@@ -9,6 +8,7 @@ import { createAnswerCache } from '../../src/cache/createAnswerCache.js';
 import { REFUSAL_DELAY_MS } from '../../src/http/refusalDelay.js';
 import { createRefusalLog } from '../../src/http/refusalLog.js';
 import type { Verification } from '../../src/upstream/keyServiceClient.js';
+import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { keyHashOf, testKey } from '../support/keys.js';
@@ -21,7 +21,14 @@ const KEY_SERVICE_DELAY_MS = 30;
 
 function verificationOf(key: string, organizationId: string, ceiling: number | null): Verification {
   return {
-    key: { id: `key_${organizationId}`, organizationId, prefix: key.slice(0, 12), permissions: ['read'], expiresAt: new Date('2099-01-01'), revokedAt: null },
+    key: {
+      id: `key_${organizationId}`,
+      organizationId,
+      prefix: key.slice(0, 12),
+      permissions: ['read'],
+      expiresAt: new Date('2099-01-01'),
+      revokedAt: null,
+    },
     organization: {
       id: organizationId,
       plan: 'pro',
@@ -60,7 +67,11 @@ describe('a flood of made-up keys against the app, with a slow key service', () 
       logger,
     });
     keyAuthenticator.start();
-    const authenticator = withFailedKeyBudget(keyAuthenticator, { perMinute: 30, hasSucceeded: gate.hasSucceeded, now: () => new Date() });
+    const authenticator = withFailedKeyBudget(keyAuthenticator, {
+      perMinute: 30,
+      hasSucceeded: gate.hasSucceeded,
+      now: () => new Date(),
+    });
     const services = fakeServices({
       logger,
       authenticator,
@@ -76,13 +87,16 @@ describe('a flood of made-up keys against the app, with a slow key service', () 
   });
 
   const ask = (path: string, key: string, from: string) =>
-    fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': from } }).then(async (res) => {
-      await res.arrayBuffer();
-      return { status: res.status, retryAfter: res.headers.get('retry-after') };
-    });
+    fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}`, 'x-forwarded-for': from } }).then(
+      async (res) => {
+        await res.arrayBuffer();
+        return { status: res.status, retryAfter: res.headers.get('retry-after') };
+      },
+    );
 
   it('serves every legitimate key 200 while 200 clients at once present made-up keys and hostile URLs', async () => {
-    for (const key of [WITH_CEILING, WITHOUT_CEILING]) assert.equal((await ask('/v1/api/keywords?site=a.example', key, '10.1.0.1')).status, 200);
+    for (const key of [WITH_CEILING, WITHOUT_CEILING])
+      assert.equal((await ask('/v1/api/keywords?site=a.example', key, '10.1.0.1')).status, 200);
 
     let flooding = true;
     const madeUp: string[] = [];
@@ -93,7 +107,8 @@ describe('a flood of made-up keys against the app, with a slow key service', () 
         madeUp.push(key);
         // Half from one address, half each from its own: the budget helps the first, the lanes the second.
         const from = index % 2 === 0 ? '10.9.9.9' : `10.8.${index}.${round % 250}`;
-        const hostile = round % 5 === 0 ? `/v1/api/keywords/%2561tl_${key.slice(4)}` : '/v1/api/keywords?site=a.example';
+        const hostile =
+          round % 5 === 0 ? `/v1/api/keywords/%2561tl_${key.slice(4)}` : '/v1/api/keywords?site=a.example';
         const { status } = await ask(hostile, key, from);
         floodStatuses.set(status, (floodStatuses.get(status) ?? 0) + 1);
       }
@@ -103,7 +118,8 @@ describe('a flood of made-up keys against the app, with a slow key service', () 
 
     const legitimate: number[] = [];
     for (let i = 0; i < 20; i += 1) {
-      for (const key of [WITH_CEILING, WITHOUT_CEILING]) legitimate.push((await ask('/v1/api/keywords?site=a.example', key, '10.1.0.1')).status);
+      for (const key of [WITH_CEILING, WITHOUT_CEILING])
+        legitimate.push((await ask('/v1/api/keywords?site=a.example', key, '10.1.0.1')).status);
       await new Promise((resolve) => setTimeout(resolve, 100)); // paying callers ask now and then, the flood without pause
     }
     const fresh = await ask('/v1/api/keywords?site=a.example', NEVER_USED, '10.2.0.1');
@@ -112,7 +128,10 @@ describe('a flood of made-up keys against the app, with a slow key service', () 
     const seconds = Math.ceil((performance.now() - started) / 1000);
 
     assert.deepEqual(new Set(legitimate), new Set([200]));
-    assert.ok(fresh.status === 200 || (fresh.status === 503 && fresh.retryAfter !== null), `never-used key: ${fresh.status}`);
+    assert.ok(
+      fresh.status === 200 || (fresh.status === 503 && fresh.retryAfter !== null),
+      `never-used key: ${fresh.status}`,
+    );
     for (const status of floodStatuses.keys()) assert.ok([401, 429, 503].includes(status), `flood answered ${status}`);
     assert.ok((floodStatuses.get(429) ?? 0) > 0, 'the one busy address spent its budget');
     assert.ok(verifyCalls < madeUp.length, 'not every made-up key reached the key service');
@@ -123,7 +142,10 @@ describe('a flood of made-up keys against the app, with a slow key service', () 
     }
     assert.doesNotMatch(log, /"stack"/, 'no stack for a refusal');
     const refusalLines = written.filter((line) => /"msg":"request"/.test(line) && /"organizationId":null/.test(line));
-    assert.ok(refusalLines.length <= 20 * (seconds + 1), `${refusalLines.length} refusal lines in ${seconds} s: rationed`);
+    assert.ok(
+      refusalLines.length <= 20 * (seconds + 1),
+      `${refusalLines.length} refusal lines in ${seconds} s: rationed`,
+    );
   });
 });
 
@@ -134,7 +156,9 @@ describe('refusal log', () => {
       linesPerSecond: 5,
       summaryEveryMs: 20,
     });
-    const admitted = Array.from({ length: 100 }, (_, i) => refusals.admit(i % 2 === 0 ? 'invalid_key' : 'key_in_query'));
+    const admitted = Array.from({ length: 100 }, (_, i) =>
+      refusals.admit(i % 2 === 0 ? 'invalid_key' : 'key_in_query'),
+    );
     assert.equal(admitted.filter(Boolean).length, 5);
     await new Promise((resolve) => setTimeout(resolve, 60));
     refusals.close();

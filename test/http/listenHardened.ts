@@ -1,5 +1,5 @@
-import type { AddressInfo } from 'node:net';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createHttpServer, type HttpServerOptions } from '../../src/http/createHttpServer.js';
 
 /** Serves an app through createHttpServer (as gateway.ts does) on a free loopback port. */

@@ -22,7 +22,9 @@ describe('readiness', () => {
       const readiness = createReadiness(
         {
           platform: platformProbe(platform),
-          keyService: keyServiceProbe(createKeyServiceClient({ url: KEY_SERVICE_URL, token: 'key-service-token', timeoutMs: 500 })),
+          keyService: keyServiceProbe(
+            createKeyServiceClient({ url: KEY_SERVICE_URL, token: 'key-service-token', timeoutMs: 500 }),
+          ),
           redis: () => redisUp,
         },
         { maxAgeMs: 0, logger: pino({ level: 'info' }, { write: (line: string) => logged.push(line) }) },
@@ -42,7 +44,11 @@ describe('readiness', () => {
 
     async function readyz() {
       const res = await fetch(`${server.url}/readyz`);
-      return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, unknown> };
+      return {
+        status: res.status,
+        retryAfter: res.headers.get('retry-after'),
+        body: (await res.json()) as Record<string, unknown>,
+      };
     }
 
     it('answers 200 while every upstream answers, and needs no key', async () => {
@@ -82,10 +88,12 @@ describe('readiness', () => {
         const checks = { platform: true, keyService: true, redis: true, [down.name]: false };
         assert.deepEqual(answer.body, { checks });
         assert.doesNotMatch(JSON.stringify(answer.body), /keys\.test|platform\.test|ECONNREFUSED/);
-        const lines = logged.map((line) => JSON.parse(line) as Record<string, unknown>).filter((line) => line.msg === 'not ready');
+        const lines = logged
+          .map((line) => JSON.parse(line) as Record<string, unknown>)
+          .filter((line) => line.msg === 'not ready');
         assert.equal(lines.length, 1, logged.join(''));
         assert.deepEqual(lines[0]?.checks, checks);
-        assert.equal(typeof (lines[0]?.failures as Record<string, unknown>)[down.name], 'string');
+        assert.equal(typeof (lines[0]?.failures as Record<string, unknown> | undefined)?.[down.name], 'string');
         assert.doesNotMatch(logged.join(''), /\bat .+:\d+:\d+/, 'no stack in the log');
         for (const scope of scopes) scope.done();
 

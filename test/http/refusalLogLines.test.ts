@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import nock from 'nock';
 import { pino } from 'pino';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator, type KeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import type { RequestLimiter } from '../../src/limits/requestLimiter.js';
 import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
-import { fakeServices, FIXED_NOW } from '../support/fakeServices.js';
+import { createUsageLedger } from '../../src/usage/usageLedger.js';
+import { FIXED_NOW, fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { keyHashOf, keyPrefixOf, testKey, verifyAnswer } from '../support/keys.js';
 
@@ -52,7 +52,9 @@ describe('the log line of each refusal', () => {
   });
 
   const verifies = (key: string, status: number, body: object) =>
-    nock(KEY_SERVICE).post('/v1/keys/verify', { keyHash: keyHashOf(key) }).reply(status, body);
+    nock(KEY_SERVICE)
+      .post('/v1/keys/verify', { keyHash: keyHashOf(key) })
+      .reply(status, body);
 
   it('one line per refusal, carrying reason, key prefix and organization when known', async () => {
     const scopes = [
@@ -61,24 +63,63 @@ describe('the log line of each refusal', () => {
       verifies(EXPIRED, 200, verifyAnswer(EXPIRED, { key: { expiresAt: '2026-01-01T00:00:00.000Z' } })),
       verifies(LIMITED, 200, verifyAnswer(LIMITED, { key: { organizationId: 'org_limited' } })),
     ];
-    const cases: Array<{ id: string; headers: Record<string, string>; path?: string; method?: string; want: Record<string, unknown> }> = [
-      { id: 'r-missing', headers: {}, want: { status: 401, reason: 'missing_key', keyPrefix: null, organizationId: null } },
-      { id: 'r-malformed', headers: { authorization: 'Bearer atl_nope' }, want: { status: 401, reason: 'malformed_key', keyPrefix: null } },
-      { id: 'r-query', headers: {}, path: `${PATH}&api_key=${READER}`, want: { status: 401, reason: 'key_in_query', keyPrefix: null } },
-      { id: 'r-unknown', headers: { authorization: `Bearer ${UNKNOWN}` }, want: { status: 401, reason: 'invalid_key', keyPrefix: keyPrefixOf(UNKNOWN) } },
-      { id: 'r-expired', headers: { authorization: `Bearer ${EXPIRED}` }, want: { status: 401, reason: 'expired_key', keyPrefix: keyPrefixOf(EXPIRED) } },
-      { id: 'r-perm', headers: { authorization: `Bearer ${WRITER}` }, want: { status: 403, reason: 'missing_permission', keyPrefix: keyPrefixOf(WRITER) } },
+    const cases: Array<{
+      id: string;
+      headers: Record<string, string>;
+      path?: string;
+      method?: string;
+      want: Record<string, unknown>;
+    }> = [
+      {
+        id: 'r-missing',
+        headers: {},
+        want: { status: 401, reason: 'missing_key', keyPrefix: null, organizationId: null },
+      },
+      {
+        id: 'r-malformed',
+        headers: { authorization: 'Bearer atl_nope' },
+        want: { status: 401, reason: 'malformed_key', keyPrefix: null },
+      },
+      {
+        id: 'r-query',
+        headers: {},
+        path: `${PATH}&api_key=${READER}`,
+        want: { status: 401, reason: 'key_in_query', keyPrefix: null },
+      },
+      {
+        id: 'r-unknown',
+        headers: { authorization: `Bearer ${UNKNOWN}` },
+        want: { status: 401, reason: 'invalid_key', keyPrefix: keyPrefixOf(UNKNOWN) },
+      },
+      {
+        id: 'r-expired',
+        headers: { authorization: `Bearer ${EXPIRED}` },
+        want: { status: 401, reason: 'expired_key', keyPrefix: keyPrefixOf(EXPIRED) },
+      },
+      {
+        id: 'r-perm',
+        headers: { authorization: `Bearer ${WRITER}` },
+        want: { status: 403, reason: 'missing_permission', keyPrefix: keyPrefixOf(WRITER) },
+      },
       {
         id: 'r-limited',
         headers: { authorization: `Bearer ${LIMITED}` },
-        want: { status: 429, keyPrefix: keyPrefixOf(LIMITED), organizationId: 'org_limited', route: '/v1/api/keywords' },
+        want: {
+          status: 429,
+          keyPrefix: keyPrefixOf(LIMITED),
+          organizationId: 'org_limited',
+          route: '/v1/api/keywords',
+        },
       },
       { id: 'r-404', headers: {}, path: '/v1/api/nope', want: { status: 404, reason: 'route_not_found', route: null } },
       { id: 'r-405', headers: {}, method: 'DELETE', want: { status: 405, route: '/v1/api/keywords' } },
     ];
     for (const c of cases) {
       written.length = 0;
-      const res = await fetch(`${server.url}${c.path ?? PATH}`, { method: c.method ?? 'GET', headers: { ...c.headers, 'x-request-id': c.id } });
+      const res = await fetch(`${server.url}${c.path ?? PATH}`, {
+        method: c.method ?? 'GET',
+        headers: { ...c.headers, 'x-request-id': c.id },
+      });
       const body = (await res.json()) as { errors: Array<{ reason?: string }> };
       assert.equal(res.status, c.want.status, c.id);
       const lines = written.map((line) => JSON.parse(line) as Record<string, unknown>);
@@ -90,7 +131,8 @@ describe('the log line of each refusal', () => {
       for (const [field, value] of Object.entries(c.want)) assert.deepEqual(line?.[field], value, `${c.id}: ${field}`);
       // The log's reason is the one the caller was told.
       assert.equal(line?.reason, body.errors[0]?.reason, c.id);
-      for (const key of [READER, WRITER, UNKNOWN, EXPIRED, LIMITED]) assert.ok(!written.join('').includes(key), `${c.id}: no key text`);
+      for (const key of [READER, WRITER, UNKNOWN, EXPIRED, LIMITED])
+        assert.ok(!written.join('').includes(key), `${c.id}: no key text`);
     }
     for (const scope of scopes) scope.done();
   });

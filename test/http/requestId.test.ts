@@ -23,7 +23,12 @@ describe('X-Request-Id', () => {
   }
 
   it("keeps the caller's well-formed id, on the answer and in meta.requestId", async () => {
-    for (const given of ['abc-123', 'trace:4bf92f3577b34da6.a3ce929d', '550e8400-e29b-41d4-a716-446655440000', 'x'.repeat(128)]) {
+    for (const given of [
+      'abc-123',
+      'trace:4bf92f3577b34da6.a3ce929d',
+      '550e8400-e29b-41d4-a716-446655440000',
+      'x'.repeat(128),
+    ]) {
       const answer = await failedAnswer({ 'x-request-id': given });
       assert.equal(answer.status, 401);
       assert.equal(answer.header, given);

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
+import type { Server } from 'node:http';
 import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import nock from 'nock';
 import { createApp } from '../../src/app.js';
 import { createHttpServer } from '../../src/http/createHttpServer.js';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
 import { fakeServices, PLATFORM_URL } from '../support/fakeServices.js';
 import { testKey } from '../support/keys.js';
 
@@ -39,7 +39,9 @@ describe('headers on every answer', () => {
   });
 
   it('errors: nosniff, no-store, and Vary where the answer depends on the caller', async () => {
-    nock(new URL(PLATFORM_URL).origin).post('/graphql').reply(200, { data: { organization: { siteLookup: [] } } });
+    nock(new URL(PLATFORM_URL).origin)
+      .post('/graphql')
+      .reply(200, { data: { organization: { siteLookup: [] } } });
     const bearer = { authorization: 'Bearer key-org-a' };
     const cases: Array<[string, string, Record<string, string>, number, boolean]> = [
       ['GET', '/v1/api/keywords?site=example.com', {}, 401, true],

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Authenticator } from '../../src/auth/principal.js';
-import { assertSafeFailure, serveApp, type ServedApp } from '../support/callApi.js';
+import { assertSafeFailure, type ServedApp, serveApp } from '../support/callApi.js';
 import { fakeAuthenticator } from '../support/fakeServices.js';
 
 const ROUTE_PATHS = ['/v1/api/rankings', '/v1/api/ai-visibility/summary', '/v1/api/keywords', '/v1/api/audit-issues'];
@@ -27,7 +27,15 @@ describe('unmatched paths and methods', () => {
   });
 
   it('answers 404 NOT_FOUND in the envelope for unknown paths under /v1/api/, before authentication', async () => {
-    for (const path of ['/v1/api/unknown', '/v1/api/', '/v1/api', '/v1/api/rankings/extra', '/v1/api/ai-visibility', '/v2/api/rankings', '/v1/api/keywords.json']) {
+    for (const path of [
+      '/v1/api/unknown',
+      '/v1/api/',
+      '/v1/api',
+      '/v1/api/rankings/extra',
+      '/v1/api/ai-visibility',
+      '/v2/api/rankings',
+      '/v1/api/keywords.json',
+    ]) {
       for (const key of [null, 'not-a-known-key', 'key-org-a']) {
         const answer = await app.call(`${path}?site=example.com`, { key });
         assert.equal(answer.status, 404, `${path} with ${String(key)}`);

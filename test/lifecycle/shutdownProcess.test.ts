@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { readdir } from 'node:fs/promises';
 import { tempDir } from '../support/tempDir.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -32,7 +32,11 @@ class FakeKeyService {
       let body = '';
       req.on('data', (chunk: Buffer) => (body += chunk.toString()));
       req.on('end', () => {
-        if (req.method !== 'POST' || req.url !== '/v1/usage' || req.headers.authorization !== 'Bearer key-service-token') {
+        if (
+          req.method !== 'POST' ||
+          req.url !== '/v1/usage' ||
+          req.headers.authorization !== 'Bearer key-service-token'
+        ) {
           res.writeHead(404).end();
           return;
         }
@@ -83,8 +87,7 @@ class GatewayProcess {
     let buffered = '';
     this.child.stdout?.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
-      let newline: number;
-      while ((newline = buffered.indexOf('\n')) >= 0) {
+      for (let newline = buffered.indexOf('\n'); newline >= 0; newline = buffered.indexOf('\n')) {
         const line = buffered.slice(0, newline);
         buffered = buffered.slice(newline + 1);
         try {
@@ -213,7 +216,10 @@ describe('graceful shutdown of a real gateway process', function () {
         await res.arrayBuffer();
         served.push(res.status);
       }
-      assert.deepEqual(served, Array.from({ length: 20 }, () => 200));
+      assert.deepEqual(
+        served,
+        Array.from({ length: 20 }, () => 200),
+      );
       const signalled = Date.now();
       first.gateway.child.kill('SIGTERM');
       const exit = await first.gateway.exited;
@@ -225,7 +231,8 @@ describe('graceful shutdown of a real gateway process', function () {
       keyService.down = false;
       const second = await startGateway(5, spool.path, keyService.url);
       const deadline = Date.now() + 15_000;
-      while (keyService.counted.size < 20 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+      while (keyService.counted.size < 20 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 50));
       assert.equal(keyService.counted.size, 20, 'every spooled event delivered within 15 s of the start');
       assert.equal(keyService.duplicates, 0);
       second.gateway.child.kill('SIGTERM');

@@ -3,7 +3,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { lockDataDir } from '../../src/local/dataDirFiles.js';
 import { childEnvironment } from '../support/childEnvironment.js';
-import { startProcessGroup, type ProcessGroup } from '../support/processGroup.js';
+import { type ProcessGroup, startProcessGroup } from '../support/processGroup.js';
 import { tempDir } from '../support/tempDir.js';
 
 /**
@@ -43,9 +43,16 @@ describe('start-up failures, as the process reports them', () => {
     const address = holder.address();
     assert.ok(address !== null && typeof address === 'object');
     try {
-      const { code, stderr } = await startWith({ PORT: String(address.port), HOST: '127.0.0.1', LOCAL_DATA_DIR: dir.path });
+      const { code, stderr } = await startWith({
+        PORT: String(address.port),
+        HOST: '127.0.0.1',
+        LOCAL_DATA_DIR: dir.path,
+      });
       assert.equal(code, 2);
-      assertOneLine(stderr, new RegExp(`^cannot listen on 127\\.0\\.0\\.1:${address.port}: the port is already in use .*\\(EADDRINUSE\\)$`));
+      assertOneLine(
+        stderr,
+        new RegExp(`^cannot listen on 127\\.0\\.0\\.1:${address.port}: the port is already in use .*\\(EADDRINUSE\\)$`),
+      );
     } finally {
       await new Promise<void>((resolve) => holder.close(() => resolve()));
       await dir.remove();
@@ -58,7 +65,10 @@ describe('start-up failures, as the process reports them', () => {
       // 192.0.2.0/24 is reserved for documentation: never a local address.
       const { code, stderr } = await startWith({ PORT: '0', HOST: '192.0.2.1', LOCAL_DATA_DIR: dir.path });
       assert.equal(code, 2);
-      assertOneLine(stderr, /^cannot listen on 192\.0\.2\.1:0: the address is not one of this machine.s \(check HOST\) \(EADDRNOTAVAIL\)$/);
+      assertOneLine(
+        stderr,
+        /^cannot listen on 192\.0\.2\.1:0: the address is not one of this machine.s \(check HOST\) \(EADDRNOTAVAIL\)$/,
+      );
     } finally {
       await dir.remove();
     }

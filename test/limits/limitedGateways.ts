@@ -20,7 +20,10 @@ export interface LimitedGateways {
 }
 
 /** One app per limiter, each served over real HTTP, as separate gateway instances would be. */
-export async function serveLimitedGateways(limiters: readonly RequestLimiter[], now: () => Date): Promise<LimitedGateways> {
+export async function serveLimitedGateways(
+  limiters: readonly RequestLimiter[],
+  now: () => Date,
+): Promise<LimitedGateways> {
   const servers = await Promise.all(
     limiters.map((limiter) =>
       listen(
@@ -32,7 +35,7 @@ export async function serveLimitedGateways(limiters: readonly RequestLimiter[], 
   );
   return {
     async get(instance, organizationId) {
-      const res = await fetch(`${servers[instance % servers.length]!.url}/v1/api/keywords?site=example.com`, {
+      const res = await fetch(`${servers[instance % servers.length]?.url}/v1/api/keywords?site=example.com`, {
         headers: { authorization: `Bearer key-${organizationId}` },
       });
       await res.arrayBuffer();

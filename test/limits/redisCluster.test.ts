@@ -5,13 +5,13 @@ import type { ManagedRequestLimiter } from '../../src/limits/requestLimiter.js';
 import { closeRedis, connectRedis, type RedisConnection } from '../../src/redis/connectRedis.js';
 import { eventually } from '../support/eventually.js';
 import { skipWithoutRedis } from '../support/redisServer.js';
-import { startRedisCluster, withClient, type RedisCluster } from '../support/redisTopology.js';
+import { type RedisCluster, startRedisCluster, withClient } from '../support/redisTopology.js';
 import { serveLimitedGateways } from './limitedGateways.js';
 
 const NOW = new Date('2026-11-21T12:00:15.000Z');
 const silent = pino({ level: 'silent' });
 
-describe('request limit on a Redis cluster', function () {
+describe('request limit on a Redis cluster', () => {
   let cluster: RedisCluster;
   const connections: RedisConnection[] = [];
   const limiters: ManagedRequestLimiter[] = [];
@@ -26,10 +26,13 @@ describe('request limit on a Redis cluster', function () {
     await cluster?.stop();
   });
 
-  it('three instances together admit each organization\'s allowance, never more, at most 5 % under, its keys spread over the nodes', async () => {
+  it("three instances together admit each organization's allowance, never more, at most 5 % under, its keys spread over the nodes", async () => {
     const allowance = 30;
     for (let i = 0; i < 3; i++) {
-      const redis = connectRedis({ kind: 'cluster', nodes: [{ host: '127.0.0.1', port: cluster.nodes[i]!.port }] }, silent);
+      const redis = connectRedis(
+        { kind: 'cluster', nodes: [{ host: '127.0.0.1', port: cluster.nodes[i]!.port }] },
+        silent,
+      );
       connections.push(redis);
       limiters.push(createRedisRequestLimiter({ requests: allowance, windowSeconds: 60, redis, logger: silent }));
     }
@@ -59,15 +62,23 @@ describe('request limit on a Redis cluster', function () {
       await gateways.close();
     }
     // A call abandoned at the command timeout on a busy machine answers 503 (and may still be counted).
-    assert.deepEqual([...statuses].filter((status) => ![200, 429, 503].includes(status)), []);
+    assert.deepEqual(
+      [...statuses].filter((status) => ![200, 429, 503].includes(status)),
+      [],
+    );
     for (const organizationId of organizations) {
       assert.ok((admitted.get(organizationId) ?? 0) <= allowance, `${organizationId}: ${admitted.get(organizationId)}`);
     }
     const total = [...admitted.values()].reduce((sum, count) => sum + count, 0);
     assert.ok(total >= organizations.length * allowance * 0.95, `${total} admitted in all`);
     // The counts really live on several nodes: each organization's key on the node owning its slot.
-    const keysPerNode = await Promise.all(cluster.nodes.map((node) => withClient(node.port, (client) => client.dbsize())));
-    assert.equal(keysPerNode.reduce((sum, keys) => sum + keys, 0), organizations.length + 12);
+    const keysPerNode = await Promise.all(
+      cluster.nodes.map((node) => withClient(node.port, (client) => client.dbsize())),
+    );
+    assert.equal(
+      keysPerNode.reduce((sum, keys) => sum + keys, 0),
+      organizations.length + 12,
+    );
     assert.ok(keysPerNode.filter((keys) => keys > 0).length >= 2, `keys per node: ${keysPerNode.join(', ')}`);
   });
 });

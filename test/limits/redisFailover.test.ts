@@ -6,13 +6,13 @@ import type { ManagedRequestLimiter } from '../../src/limits/requestLimiter.js';
 import { closeRedis, connectRedis, type RedisConnection } from '../../src/redis/connectRedis.js';
 import { eventually } from '../support/eventually.js';
 import { skipWithoutRedis } from '../support/redisServer.js';
-import { startSentinelSet, type SentinelSet } from '../support/redisTopology.js';
+import { type SentinelSet, startSentinelSet } from '../support/redisTopology.js';
 import { serveLimitedGateways } from './limitedGateways.js';
 
 const NOW = new Date('2026-11-21T12:00:15.000Z');
 const silent = pino({ level: 'silent' });
 
-describe('request limit on Redis with sentinels: the master killed under load', function () {
+describe('request limit on Redis with sentinels: the master killed under load', () => {
   let set: SentinelSet;
   const connections: RedisConnection[] = [];
   const limiters: ManagedRequestLimiter[] = [];
@@ -33,7 +33,11 @@ describe('request limit on Redis with sentinels: the master killed under load', 
     const allowance = 1200;
     for (let i = 0; i < 3; i++) {
       const redis = connectRedis(
-        { kind: 'sentinel', sentinels: set.sentinels.map((s) => ({ host: '127.0.0.1', port: s.port })), name: set.name },
+        {
+          kind: 'sentinel',
+          sentinels: set.sentinels.map((s) => ({ host: '127.0.0.1', port: s.port })),
+          name: set.name,
+        },
         silent,
       );
       connections.push(redis);

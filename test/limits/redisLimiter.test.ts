@@ -2,21 +2,21 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createRedisRequestLimiter } from '../../src/limits/redisRequestLimiter.js';
-import { LimiterUnavailable, type LimitDecision, type ManagedRequestLimiter } from '../../src/limits/requestLimiter.js';
+import { type LimitDecision, LimiterUnavailable, type ManagedRequestLimiter } from '../../src/limits/requestLimiter.js';
 import { closeRedis, connectRedis, type RedisConnection } from '../../src/redis/connectRedis.js';
+import { eventually as eventuallyTrue } from '../support/eventually.js';
 import { fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { keywordsData, stubPlatform } from '../support/platformAnswers.js';
-import { eventually as eventuallyTrue } from '../support/eventually.js';
+import { type RedisServer, skipWithoutRedis, startRedisServer } from '../support/redisServer.js';
 import { withClient } from '../support/redisTopology.js';
-import { skipWithoutRedis, startRedisServer, type RedisServer } from '../support/redisServer.js';
 
 const WINDOW_START = Date.parse('2026-11-21T12:00:00.000Z');
 /** The issue's bound is 250 ms; the assertion leaves room for a busy machine. */
 const FAST_MS = 750;
 const silent = pino({ level: 'silent' });
 
-describe('request limit on Redis (many instances)', function () {
+describe('request limit on Redis (many instances)', () => {
   let redis: RedisServer;
   let clock: number;
   const connections: RedisConnection[] = [];
@@ -37,7 +37,9 @@ describe('request limit on Redis (many instances)', function () {
   };
   const take = (limiter: ManagedRequestLimiter, organizationId: string) => limiter.take(organizationId, clock);
   const serve = (limiter: ManagedRequestLimiter) =>
-    listen(createApp(fakeServices({ limiter, now: () => new Date(clock), platform: stubPlatform(() => keywordsData()) })));
+    listen(
+      createApp(fakeServices({ limiter, now: () => new Date(clock), platform: stubPlatform(() => keywordsData()) })),
+    );
   const get = (url: string, token = 'key-org-a') =>
     fetch(`${url}/v1/api/keywords?site=example.com`, { headers: { authorization: `Bearer ${token}` } });
 
@@ -216,7 +218,9 @@ describe('request limit on Redis (many instances)', function () {
       const waiting = await Promise.allSettled(Array.from({ length: 5 }, () => take(limiter, organizationId)));
       const elapsed = performance.now() - started;
       assert.ok(elapsed < FAST_MS, `503 took ${Math.round(elapsed)} ms`);
-      assert.ok(waiting.every((outcome) => outcome.status === 'rejected' && outcome.reason instanceof LimiterUnavailable));
+      assert.ok(
+        waiting.every((outcome) => outcome.status === 'rejected' && outcome.reason instanceof LimiterUnavailable),
+      );
     }
     redis.resume();
     const known = await eventually(() => take(limiter, 'org_a'), 5000);
@@ -288,7 +292,10 @@ describe('request limit on Redis (many instances)', function () {
     // Calls abandoned at the command timeout around the restart may still have been counted:
     // the limit errs on the side of fewer requests, never more.
     assert.ok(admitted >= allowance * 0.9, `${admitted} admitted, allowance ${allowance}`);
-    assert.deepEqual([...statuses.keys()].sort(), [200, 429, 503].filter((status) => statuses.has(status)));
+    assert.deepEqual(
+      [...statuses.keys()].sort(),
+      [200, 429, 503].filter((status) => statuses.has(status)),
+    );
   });
 
   it('answers 503 when started while Redis is unreachable, then works once it is reachable', async () => {
@@ -313,7 +320,10 @@ function delay(ms: number): Promise<void> {
 }
 
 /** Retries `attempt` until it resolves, for at most `withinMs`. */
-async function eventually(attempt: () => Promise<LimitDecision> | LimitDecision, withinMs: number): Promise<LimitDecision> {
+async function eventually(
+  attempt: () => Promise<LimitDecision> | LimitDecision,
+  withinMs: number,
+): Promise<LimitDecision> {
   const deadline = Date.now() + withinMs;
   for (;;) {
     try {

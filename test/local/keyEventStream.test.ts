@@ -54,10 +54,15 @@ describe('local key service: GET /v1/events', () => {
 
   it('streams organization.updated when a plan or ceiling changes (local PATCH)', async () => {
     const stream = await open();
-    const answer = await callKeyService(ks.service, 'PATCH', '/v1/organizations/org_starter', { body: { plan: 'pro' } });
+    const answer = await callKeyService(ks.service, 'PATCH', '/v1/organizations/org_starter', {
+      body: { plan: 'pro' },
+    });
     assert.equal(answer.status, 200);
     const event = await stream.next(isEvent);
-    assert.deepEqual([event.event, JSON.parse(event.data)], ['organization.updated', { organizationId: 'org_starter' }]);
+    assert.deepEqual(
+      [event.event, JSON.parse(event.data)],
+      ['organization.updated', { organizationId: 'org_starter' }],
+    );
     const verified = await callKeyService<{ organization: { plan: string } }>(ks.service, 'POST', '/v1/keys/verify', {
       body: { keyHash: keyHashOf(LOCAL_KEYS.starter) },
     });
@@ -86,7 +91,11 @@ describe('local key service: GET /v1/events', () => {
     const missed = [await again.next(isEvent), await again.next(isEvent), await again.next(isEvent)];
     assert.deepEqual(
       missed.map((event) => [event.event, JSON.parse(event.data).keyId ?? JSON.parse(event.data).organizationId]),
-      [['key.revoked', b.key.id], ['organization.updated', 'org_demo'], ['key.revoked', c.key.id]],
+      [
+        ['key.revoked', b.key.id],
+        ['organization.updated', 'org_demo'],
+        ['key.revoked', c.key.id],
+      ],
     );
     assert.equal(new Set([seen.id, ...missed.map((event) => event.id)]).size, 4, 'every event has its own id');
 
@@ -116,7 +125,10 @@ describe('local key service: GET /v1/events', () => {
     assert.equal((await again.next(isEvent)).event, 'organization.updated');
     const resumed = await open(reset.id);
     const replayed = await resumed.next(isEvent);
-    assert.deepEqual([replayed.event, JSON.parse(replayed.data)], ['organization.updated', { organizationId: 'org_demo' }]);
+    assert.deepEqual(
+      [replayed.event, JSON.parse(replayed.data)],
+      ['organization.updated', { organizationId: 'org_demo' }],
+    );
   });
 
   it('keeps events for 10 minutes: a client back within the window gets no reset', async () => {

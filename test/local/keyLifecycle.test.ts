@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { isWellFormedKey, keyHashOf } from '../../src/local/keyMaterial.js';
-import { createKeyCall, listKeysCall, LocalKeyServiceFixture, OWNER, revokeKeyCall, verifyCall } from './keyServiceHttp.js';
+import {
+  createKeyCall,
+  LocalKeyServiceFixture,
+  listKeysCall,
+  OWNER,
+  revokeKeyCall,
+  verifyCall,
+} from './keyServiceHttp.js';
 
 const START = '2026-11-21T12:00:00.000Z';
 const DAY = 86_400_000;
@@ -25,22 +32,37 @@ describe('local key service: key management (spec 3.1 and 5.1)', () => {
     });
 
     it('refuses an actor without an id, and one whose permission only resembles manage_api_keys', async () => {
-      const noId = await createKeyCall(ks.service, 'org_demo', { name: 'x', permissions: ['read'] }, {
-        'x-actor-permissions': 'manage_api_keys',
-      });
+      const noId = await createKeyCall(
+        ks.service,
+        'org_demo',
+        { name: 'x', permissions: ['read'] },
+        {
+          'x-actor-permissions': 'manage_api_keys',
+        },
+      );
       assert.equal(noId.status, 403);
-      const lookAlike = await createKeyCall(ks.service, 'org_demo', { name: 'x', permissions: ['read'] }, {
-        'x-actor-id': 'usr_1',
-        'x-actor-permissions': 'manage_api_keys_readonly',
-      });
+      const lookAlike = await createKeyCall(
+        ks.service,
+        'org_demo',
+        { name: 'x', permissions: ['read'] },
+        {
+          'x-actor-id': 'usr_1',
+          'x-actor-permissions': 'manage_api_keys_readonly',
+        },
+      );
       assert.equal(lookAlike.status, 403);
     });
 
     it('accepts manage_api_keys anywhere in the comma-separated list, spaces allowed', async () => {
-      const created = await createKeyCall(ks.service, 'org_demo', { name: 'spaced', permissions: ['read'] }, {
-        'x-actor-id': 'usr_8',
-        'x-actor-permissions': 'billing, manage_api_keys',
-      });
+      const created = await createKeyCall(
+        ks.service,
+        'org_demo',
+        { name: 'spaced', permissions: ['read'] },
+        {
+          'x-actor-id': 'usr_8',
+          'x-actor-permissions': 'billing, manage_api_keys',
+        },
+      );
       assert.equal(created.status, 201);
       assert.equal(created.body.key.createdBy, 'usr_8');
     });
@@ -49,7 +71,10 @@ describe('local key service: key management (spec 3.1 and 5.1)', () => {
       const created = await createKeyCall(ks.service, 'org_nope', { name: 'x', permissions: ['read'] });
       assert.deepEqual([created.status, created.body], [404, { error: 'not_found' }]);
       assert.deepEqual((await listKeysCall(ks.service, 'org_nope')).body, { error: 'not_found' });
-      const forbidden = await listKeysCall(ks.service, 'org_nope', { 'x-actor-id': 'usr_7', 'x-actor-permissions': '' });
+      const forbidden = await listKeysCall(ks.service, 'org_nope', {
+        'x-actor-id': 'usr_7',
+        'x-actor-permissions': '',
+      });
       assert.equal(forbidden.status, 403);
     });
   });
@@ -62,8 +87,17 @@ describe('local key service: key management (spec 3.1 and 5.1)', () => {
       assert.ok(isWellFormedKey(plaintext), plaintext);
       assert.equal(plaintext.length, 42);
       assert.deepEqual(Object.keys(key).sort(), [
-        'createdAt', 'createdBy', 'expiresAt', 'id', 'lastUsedAt', 'name', 'organizationId', 'permissions', 'prefix',
-        'revokedAt', 'revokedBy',
+        'createdAt',
+        'createdBy',
+        'expiresAt',
+        'id',
+        'lastUsedAt',
+        'name',
+        'organizationId',
+        'permissions',
+        'prefix',
+        'revokedAt',
+        'revokedBy',
       ]);
       assert.match(key.id, /^key_[0-9A-Z]{26}$/);
       assert.deepEqual(
@@ -107,10 +141,18 @@ describe('local key service: key management (spec 3.1 and 5.1)', () => {
 
     it('expires 365 days after creation by default and accepts any time after now up to 730 days', async () => {
       const at = (ms: number) => new Date(Date.parse(START) + ms).toISOString();
-      const exactly730 = await createKeyCall(ks.service, 'org_demo', { name: 'max', permissions: ['read'], expiresAt: at(730 * DAY) });
+      const exactly730 = await createKeyCall(ks.service, 'org_demo', {
+        name: 'max',
+        permissions: ['read'],
+        expiresAt: at(730 * DAY),
+      });
       assert.equal(exactly730.status, 201);
       assert.equal(exactly730.body.key.expiresAt, at(730 * DAY));
-      const oneSecond = await createKeyCall(ks.service, 'org_demo', { name: 'short', permissions: ['read'], expiresAt: at(1000) });
+      const oneSecond = await createKeyCall(ks.service, 'org_demo', {
+        name: 'short',
+        permissions: ['read'],
+        expiresAt: at(1000),
+      });
       assert.equal(oneSecond.body.key.expiresAt, at(1000));
       const withOffset = await createKeyCall(ks.service, 'org_demo', {
         name: 'offset',
@@ -118,14 +160,22 @@ describe('local key service: key management (spec 3.1 and 5.1)', () => {
         expiresAt: '2027-01-10T10:00:00+01:00',
       });
       assert.equal(withOffset.body.key.expiresAt, '2027-01-10T09:00:00.000Z');
-      const nullExpiry = await createKeyCall(ks.service, 'org_demo', { name: 'default', permissions: ['read'], expiresAt: null });
+      const nullExpiry = await createKeyCall(ks.service, 'org_demo', {
+        name: 'default',
+        permissions: ['read'],
+        expiresAt: null,
+      });
       assert.equal(nullExpiry.body.key.expiresAt, at(365 * DAY));
     });
 
     it('refuses an expiry that is not after now, beyond 730 days (by one second), or not a time', async () => {
       const at = (ms: number) => new Date(Date.parse(START) + ms).toISOString();
       for (const expiresAt of [at(730 * DAY + 1000), at(0), at(-1000), 'next year', '2027-02-30T00:00:00Z', 42]) {
-        const answer = await createKeyCall(ks.service, 'org_demo', { name: 'bad expiry', permissions: ['read'], expiresAt });
+        const answer = await createKeyCall(ks.service, 'org_demo', {
+          name: 'bad expiry',
+          permissions: ['read'],
+          expiresAt,
+        });
         assert.deepEqual([answer.status, answer.body], [400, { error: 'invalid_expiry' }], String(expiresAt));
       }
     });
@@ -163,30 +213,50 @@ describe('local key service: key management (spec 3.1 and 5.1)', () => {
       const fiftyFirst = await createKeyCall(ks.service, 'org_other', { name: 'key 51', permissions: ['read'] });
       assert.deepEqual([fiftyFirst.status, fiftyFirst.body], [409, { error: 'active_key_limit' }]);
       // Another organization is not affected.
-      assert.equal((await createKeyCall(ks.service, 'org_demo', { name: 'elsewhere', permissions: ['read'] })).status, 201);
+      assert.equal(
+        (await createKeyCall(ks.service, 'org_demo', { name: 'elsewhere', permissions: ['read'] })).status,
+        201,
+      );
 
       // A revoked key no longer counts...
       await revokeKeyCall(ks.service, 'org_other', created[0] ?? '');
-      assert.equal((await createKeyCall(ks.service, 'org_other', { name: 'replacement', permissions: ['read'] })).status, 201);
-      assert.equal((await createKeyCall(ks.service, 'org_other', { name: 'again 51', permissions: ['read'] })).status, 409);
+      assert.equal(
+        (await createKeyCall(ks.service, 'org_other', { name: 'replacement', permissions: ['read'] })).status,
+        201,
+      );
+      assert.equal(
+        (await createKeyCall(ks.service, 'org_other', { name: 'again 51', permissions: ['read'] })).status,
+        409,
+      );
     });
 
     it('does not count expired keys as active', async () => {
       const at = (ms: number) => new Date(ks.clock.now().getTime() + ms).toISOString();
       for (let i = 2; i <= 50; i++) {
         const expiresAt = i <= 3 ? at(DAY) : undefined;
-        const answer = await createKeyCall(ks.service, 'org_other', { name: `k${i}`, permissions: ['read'], expiresAt });
+        const answer = await createKeyCall(ks.service, 'org_other', {
+          name: `k${i}`,
+          permissions: ['read'],
+          expiresAt,
+        });
         assert.equal(answer.status, 201);
       }
       assert.equal((await createKeyCall(ks.service, 'org_other', { name: 'full', permissions: ['read'] })).status, 409);
       ks.clock.advance(DAY); // two keys expire exactly now
-      assert.equal((await createKeyCall(ks.service, 'org_other', { name: 'after expiry', permissions: ['read'] })).status, 201);
+      assert.equal(
+        (await createKeyCall(ks.service, 'org_other', { name: 'after expiry', permissions: ['read'] })).status,
+        201,
+      );
     });
   });
 
   describe('list', () => {
     it('lists every key of the organization newest first, revoked and expired ones included', async () => {
-      const first = await createKeyCall(ks.service, 'org_starter', { name: 'first', permissions: ['read'], expiresAt: new Date(Date.parse(START) + DAY).toISOString() });
+      const first = await createKeyCall(ks.service, 'org_starter', {
+        name: 'first',
+        permissions: ['read'],
+        expiresAt: new Date(Date.parse(START) + DAY).toISOString(),
+      });
       ks.clock.advance(60_000);
       const second = await createKeyCall(ks.service, 'org_starter', { name: 'second', permissions: ['write'] });
       ks.clock.advance(60_000);
@@ -198,7 +268,10 @@ describe('local key service: key management (spec 3.1 and 5.1)', () => {
         list.body.keys.map((k) => k.name),
         ['second', 'first', 'local starter'],
       );
-      assert.equal(list.body.keys.every((k) => k.organizationId === 'org_starter'), true);
+      assert.equal(
+        list.body.keys.every((k) => k.organizationId === 'org_starter'),
+        true,
+      );
       assert.equal(list.body.keys[1]?.id, first.body.key.id);
       assert.notEqual(list.body.keys[0]?.revokedAt, null);
     });
@@ -218,7 +291,10 @@ describe('local key service: key management (spec 3.1 and 5.1)', () => {
       assert.equal((await verifyCall(ks.service, keyHashOf(plaintext))).body.key.revokedAt, revokedAt);
 
       ks.clock.advance(60_000);
-      const again = await revokeKeyCall(ks.service, 'org_demo', key.id, { 'x-actor-id': 'usr_20', 'x-actor-permissions': 'manage_api_keys' });
+      const again = await revokeKeyCall(ks.service, 'org_demo', key.id, {
+        'x-actor-id': 'usr_20',
+        'x-actor-permissions': 'manage_api_keys',
+      });
       assert.equal(again.status, 200);
       assert.deepEqual(again.body.key, revoked.body.key, 'the second revoke returns the key as it is');
 

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { crc32, keyChecksum, toBase62 } from '../../src/auth/keyChecksum.js';
-import { isWellFormedKey, keyFromRandomPart, keyHashOf, keyPrefixOf, newPlaintextKey } from '../../src/local/keyMaterial.js';
+import {
+  isWellFormedKey,
+  keyFromRandomPart,
+  keyHashOf,
+  keyPrefixOf,
+  newPlaintextKey,
+} from '../../src/local/keyMaterial.js';
 import { LOCAL_KEYS } from '../../src/local/seedAccounts.js';
 
 describe('key material (key-service.md "Key format")', () => {
@@ -32,7 +38,14 @@ describe('key material (key-service.md "Key format")', () => {
     const key = keyFromRandomPart('0123456789abcdefghijABCDEFGHIJxy');
     assert.ok(isWellFormedKey(key));
     const lastChar = key.at(-1) === 'A' ? 'B' : 'A';
-    for (const bad of [key.slice(0, -1) + lastChar, key.slice(0, -1), `${key}0`, key.replace('atl_', 'atk_'), key.replace('0', '-'), '']) {
+    for (const bad of [
+      key.slice(0, -1) + lastChar,
+      key.slice(0, -1),
+      `${key}0`,
+      key.replace('atl_', 'atk_'),
+      key.replace('0', '-'),
+      '',
+    ]) {
       assert.equal(isWellFormedKey(bad), false, bad);
     }
   });

@@ -32,7 +32,10 @@ describe('local key service: verify, usage and the service token', () => {
     ];
     for (const [method, path] of calls) {
       for (const token of [null, 'wrong-token', `${ks.service.token}x`]) {
-        const answer = await callKeyService(ks.service, method, path, { token, body: method === 'POST' ? {} : undefined });
+        const answer = await callKeyService(ks.service, method, path, {
+          token,
+          body: method === 'POST' ? {} : undefined,
+        });
         assert.equal(answer.status, 401, `${method} ${path} with ${token}`);
         assert.equal(answer.text, '');
       }
@@ -64,11 +67,16 @@ describe('local key service: verify, usage and the service token', () => {
       assert.ok(Date.parse(expired.body.key.expiresAt) < Date.parse(START));
       const revoked = await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.demoRevoked));
       assert.notEqual(revoked.body.key.revokedAt, null);
-      assert.deepEqual((await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.demoWriteOnly))).body.key.permissions, ['write']);
+      assert.deepEqual((await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.demoWriteOnly))).body.key.permissions, [
+        'write',
+      ]);
       assert.equal((await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.starter))).body.organization.plan, 'starter');
       assert.equal((await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.legacy))).body.organization.plan, 'legacy_team');
       const capped = (await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.capped))).body.organization;
-      assert.ok(capped.usage.ceiling !== null && capped.usage.used >= capped.usage.ceiling, 'org_capped is at its ceiling');
+      assert.ok(
+        capped.usage.ceiling !== null && capped.usage.used >= capped.usage.ceiling,
+        'org_capped is at its ceiling',
+      );
       assert.equal((await verifyCall(ks.service, keyHashOf(LOCAL_KEYS.other))).body.organization.usage.ceiling, null);
     });
 
@@ -84,15 +92,21 @@ describe('local key service: verify, usage and the service token', () => {
     });
 
     it('answers a body over 1 MB, an unknown path and another method in the same error shape, never a 500', async () => {
-      const huge = await callKeyService(ks.service, 'POST', '/v1/keys/verify', { body: { keyHash: 'a'.repeat(1_100_000) } });
+      const huge = await callKeyService(ks.service, 'POST', '/v1/keys/verify', {
+        body: { keyHash: 'a'.repeat(1_100_000) },
+      });
       assert.deepEqual([huge.status, huge.body], [413, { error: 'invalid_request' }]);
       const nowhere = await callKeyService(ks.service, 'GET', '/v1/nowhere');
       assert.deepEqual([nowhere.status, nowhere.body], [404, { error: 'not_found' }]);
-      const response = await fetch(`${ks.service.url}/v1/keys/verify`, { headers: { authorization: `Bearer ${ks.service.token}` } });
+      const response = await fetch(`${ks.service.url}/v1/keys/verify`, {
+        headers: { authorization: `Bearer ${ks.service.token}` },
+      });
       assert.deepEqual([response.status, await response.json()], [405, { error: 'method_not_allowed' }]);
       assert.equal(response.headers.get('allow'), 'POST');
       const concurrent = await Promise.all(
-        Array.from({ length: 100 }, (_, i) => verifyCall(ks.service, i % 2 === 0 ? keyHashOf(LOCAL_KEYS.demo) : `${i}`)),
+        Array.from({ length: 100 }, (_, i) =>
+          verifyCall(ks.service, i % 2 === 0 ? keyHashOf(LOCAL_KEYS.demo) : `${i}`),
+        ),
       );
       assert.deepEqual(new Set(concurrent.map((answer) => answer.status)), new Set([200, 400]));
     });
@@ -111,7 +125,9 @@ describe('local key service: verify, usage and the service token', () => {
       assert.deepEqual(again.body, { accepted: 1, duplicates: 2 });
       assert.equal(await used(), 48_210 + 3);
       // Upper-case ids are the same UUIDs.
-      const upper = await callKeyService(ks.service, 'POST', '/v1/usage', { body: { events: [{ ...a, id: a.id.toUpperCase() }] } });
+      const upper = await callKeyService(ks.service, 'POST', '/v1/usage', {
+        body: { events: [{ ...a, id: a.id.toUpperCase() }] },
+      });
       assert.deepEqual(upper.body, { accepted: 0, duplicates: 1 });
     });
 

@@ -1,7 +1,7 @@
-import { startLocalKeyService, type LocalKeyService } from '../../src/local/localKeyService.js';
-import { mutableClock, type MutableClock } from '../support/mutableClock.js';
-import { tempDir } from '../support/tempDir.js';
 import type { Key, Organization } from '../../src/local/keyStore.js';
+import { type LocalKeyService, startLocalKeyService } from '../../src/local/localKeyService.js';
+import { type MutableClock, mutableClock } from '../support/mutableClock.js';
+import { tempDir } from '../support/tempDir.js';
 
 /** Raw HTTP calls to a (local) key service, answering status and parsed body. */
 
@@ -32,7 +32,9 @@ export async function callKeyService<T = Record<string, unknown>>(
       ...(options.body === undefined ? {} : { 'content-type': 'application/json' }),
       ...options.headers,
     },
-    ...(options.body === undefined ? {} : { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) }),
+    ...(options.body === undefined
+      ? {}
+      : { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) }),
   });
   const text = await response.text();
   return { status: response.status, text, body: (text === '' ? null : JSON.parse(text)) as T };
@@ -61,7 +63,10 @@ export function revokeKeyCall(
   keyId: string,
   headers: Record<string, string> = OWNER,
 ): Promise<RawAnswer<{ key: Key; error?: string }>> {
-  return callKeyService(service, 'POST', `/v1/organizations/${organizationId}/keys/${keyId}/revoke`, { body: {}, headers });
+  return callKeyService(service, 'POST', `/v1/organizations/${organizationId}/keys/${keyId}/revoke`, {
+    body: {},
+    headers,
+  });
 }
 
 export function verifyCall(

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { isWellFormedKey, keyHashOf } from '../../src/local/keyMaterial.js';
 import type { Key } from '../../src/local/keyStore.js';
 import { runKeysCli } from '../../src/local/keysCli.js';
-import { startLocalKeyService, type LocalKeyService } from '../../src/local/localKeyService.js';
+import { type LocalKeyService, startLocalKeyService } from '../../src/local/localKeyService.js';
 import { tempDir } from '../support/tempDir.js';
 import { createKeyCall, verifyCall } from './keyServiceHttp.js';
 
@@ -66,13 +66,27 @@ describe('npm run keys (src/local/keysCli.ts)', () => {
 
   it('creates, lists and revokes through the running local key service', async () => {
     const created = await runCli(
-      ['create', '--org', 'org_demo', '--name', 'ci export', '--permissions', 'read, audit', '--expires-in-days', '30', '--json'],
+      [
+        'create',
+        '--org',
+        'org_demo',
+        '--name',
+        'ci export',
+        '--permissions',
+        'read, audit',
+        '--expires-in-days',
+        '30',
+        '--json',
+      ],
       local,
     );
     assert.equal(created.code, 0, created.stderr);
     const { key, plaintext } = JSON.parse(created.stdout) as { key: Key; plaintext: string };
     assert.ok(isWellFormedKey(plaintext));
-    assert.deepEqual([key.organizationId, key.name, key.permissions, key.createdBy], ['org_demo', 'ci export', ['read', 'audit'], 'usr_local_owner']);
+    assert.deepEqual(
+      [key.organizationId, key.name, key.permissions, key.createdBy],
+      ['org_demo', 'ci export', ['read', 'audit'], 'usr_local_owner'],
+    );
     const lifetime = Date.parse(key.expiresAt) - Date.parse(key.createdAt);
     assert.ok(Math.abs(lifetime - 30 * DAY) < 60_000, `about 30 days, got ${lifetime} ms`);
     assert.equal((await verifyCall(service, keyHashOf(plaintext))).body.key.id, key.id);
@@ -86,7 +100,10 @@ describe('npm run keys (src/local/keysCli.ts)', () => {
     assert.ok(!listed.stdout.includes(plaintext.slice(4)));
     assert.match(listed.stdout, /key_LOCALDEMO00000000000000004 .* revoked /);
 
-    const [revoked, again] = [await runCli(['revoke', '--org', 'org_demo', key.id], local), await runCli(['revoke', '--org', 'org_demo', key.id], local)];
+    const [revoked, again] = [
+      await runCli(['revoke', '--org', 'org_demo', key.id], local),
+      await runCli(['revoke', '--org', 'org_demo', key.id], local),
+    ];
     assert.equal(revoked.code, 0, revoked.stderr);
     assert.match(revoked.stdout, new RegExp(`Key ${key.id} .*revoked`));
     assert.equal(again.code, 0, again.stderr);
@@ -104,15 +121,60 @@ describe('npm run keys (src/local/keysCli.ts)', () => {
       KEY_SERVICE_TOKEN: service.token,
     });
     const cases: Array<{ args: string[]; env: Record<string, string>; code: number; line: RegExp }> = [
-      { args: ['list', '--org', 'org_demo', '--actor-permissions', 'billing'], env: local, code: 1, line: /^keys: forbidden: usr_local_owner does not hold the manage_api_keys permission$/ },
-      { args: ['create', '--org', 'org_nope', '--name', 'x'], env: local, code: 1, line: /^keys: not found: the key service knows no organization org_nope$/ },
-      { args: ['revoke', '--org', 'org_demo', 'key_nope'], env: local, code: 1, line: /^keys: not found: organization org_demo has no key key_nope$/ },
-      { args: ['create', '--org', 'org_demo', '--name', 'x', '--expires-in-days', '731'], env: local, code: 1, line: /^keys: invalid expiry: .*730 days/ },
-      { args: ['create', '--org', 'org_demo', '--name', 'x'.repeat(101)], env: local, code: 1, line: /^keys: invalid request: the name must be 1 to 100 characters/ },
-      { args: ['create', '--org', 'org_other', '--name', 'one too many'], env: local, code: 1, line: /^keys: active key limit: org_other already has 50 active keys/ },
-      { args: ['list', '--org', 'org_demo'], env: remote(unreachable), code: 1, line: /^keys: the key service at http:\/\/127\.0\.0\.1:\d+ is unreachable \(ECONNREFUSED\)$/ },
-      { args: ['list', '--org', 'org_demo'], env: { ...remote(service.url), KEY_SERVICE_TOKEN: 'wrong' }, code: 1, line: /^keys: the key service refused the service token \(401\)/ },
-      { args: ['list', '--org', 'org_demo'], env: { KEY_SERVICE_URL: service.url }, code: 2, line: /^keys: KEY_SERVICE_TOKEN is required with KEY_SERVICE_URL$/ },
+      {
+        args: ['list', '--org', 'org_demo', '--actor-permissions', 'billing'],
+        env: local,
+        code: 1,
+        line: /^keys: forbidden: usr_local_owner does not hold the manage_api_keys permission$/,
+      },
+      {
+        args: ['create', '--org', 'org_nope', '--name', 'x'],
+        env: local,
+        code: 1,
+        line: /^keys: not found: the key service knows no organization org_nope$/,
+      },
+      {
+        args: ['revoke', '--org', 'org_demo', 'key_nope'],
+        env: local,
+        code: 1,
+        line: /^keys: not found: organization org_demo has no key key_nope$/,
+      },
+      {
+        args: ['create', '--org', 'org_demo', '--name', 'x', '--expires-in-days', '731'],
+        env: local,
+        code: 1,
+        line: /^keys: invalid expiry: .*730 days/,
+      },
+      {
+        args: ['create', '--org', 'org_demo', '--name', 'x'.repeat(101)],
+        env: local,
+        code: 1,
+        line: /^keys: invalid request: the name must be 1 to 100 characters/,
+      },
+      {
+        args: ['create', '--org', 'org_other', '--name', 'one too many'],
+        env: local,
+        code: 1,
+        line: /^keys: active key limit: org_other already has 50 active keys/,
+      },
+      {
+        args: ['list', '--org', 'org_demo'],
+        env: remote(unreachable),
+        code: 1,
+        line: /^keys: the key service at http:\/\/127\.0\.0\.1:\d+ is unreachable \(ECONNREFUSED\)$/,
+      },
+      {
+        args: ['list', '--org', 'org_demo'],
+        env: { ...remote(service.url), KEY_SERVICE_TOKEN: 'wrong' },
+        code: 1,
+        line: /^keys: the key service refused the service token \(401\)/,
+      },
+      {
+        args: ['list', '--org', 'org_demo'],
+        env: { KEY_SERVICE_URL: service.url },
+        code: 2,
+        line: /^keys: KEY_SERVICE_TOKEN is required with KEY_SERVICE_URL$/,
+      },
     ];
     const runs = await Promise.all(cases.map((c) => runCli(c.args, c.env)));
     runs.forEach((run, i) => {
@@ -136,7 +198,10 @@ describe('npm run keys (src/local/keysCli.ts)', () => {
         LOCAL_DATA_DIR: dir.path,
       });
       assert.equal(run.code, 0, run.stderr);
-      assert.deepEqual((JSON.parse(run.stdout) as { keys: Key[] }).keys.map((k) => k.name), ['local starter']);
+      assert.deepEqual(
+        (JSON.parse(run.stdout) as { keys: Key[] }).keys.map((k) => k.name),
+        ['local starter'],
+      );
     } finally {
       await remote.close();
       await otherDir.remove();
@@ -147,8 +212,13 @@ describe('npm run keys (src/local/keysCli.ts)', () => {
     const idle = await tempDir('local-cli-idle-');
     try {
       // The endpoint of a service that is gone: the CLI must not give up on it.
-      await writeFile(join(idle.path, 'key-service.endpoint.json'), JSON.stringify({ url: await closedPortUrl(), token: 't', pid: process.pid }));
-      const created = await runCli(['create', '--org', 'org_starter', '--name', 'offline', '--json'], { LOCAL_DATA_DIR: idle.path });
+      await writeFile(
+        join(idle.path, 'key-service.endpoint.json'),
+        JSON.stringify({ url: await closedPortUrl(), token: 't', pid: process.pid }),
+      );
+      const created = await runCli(['create', '--org', 'org_starter', '--name', 'offline', '--json'], {
+        LOCAL_DATA_DIR: idle.path,
+      });
       assert.equal(created.code, 0, created.stderr);
       const { plaintext } = JSON.parse(created.stdout) as { plaintext: string };
       const started = await startLocalKeyService({ dataDir: idle.path, announce: false });
@@ -164,7 +234,15 @@ describe('npm run keys (src/local/keysCli.ts)', () => {
   });
 
   it('explains its usage and exits 2 on a wrong command line (in process)', async () => {
-    const cases = [[], ['list'], ['create', '--org', 'org_demo'], ['revoke', '--org', 'org_demo'], ['rotate', '--org', 'x'], ['create', '--org', 'o', '--name', 'n', '--expires-in-days', 'soon'], ['list', '--org', 'o', '--bogus']];
+    const cases = [
+      [],
+      ['list'],
+      ['create', '--org', 'org_demo'],
+      ['revoke', '--org', 'org_demo'],
+      ['rotate', '--org', 'x'],
+      ['create', '--org', 'o', '--name', 'n', '--expires-in-days', 'soon'],
+      ['list', '--org', 'o', '--bogus'],
+    ];
     for (const argv of cases) {
       const lines: string[] = [];
       const code = await runKeysCli(argv, { out: (l) => lines.push(l), err: (l) => lines.push(l) });
@@ -176,15 +254,34 @@ describe('npm run keys (src/local/keysCli.ts)', () => {
   it('refuses permission names that grant nothing, saying what each one grants, unless told to allow them', async () => {
     for (const permissions of ['admin', 'raed', 'read,Write', ' , ']) {
       const errors: string[] = [];
-      const code = await runKeysCli(['create', '--org', 'org_demo', '--name', 'n', '--permissions', permissions], { out: () => {}, err: (l) => errors.push(l) });
+      const code = await runKeysCli(['create', '--org', 'org_demo', '--name', 'n', '--permissions', permissions], {
+        out: () => {},
+        err: (l) => errors.push(l),
+      });
       assert.equal(code, 2, permissions);
       const text = errors.join('\n');
       assert.match(errors[0] ?? '', /^keys: (unknown permission|--permissions names no permission)/, permissions);
       assert.match(text, /read +GET on the public \/v1\/api\/\* routes/);
       for (const name of ['write', 'audit', 'content']) assert.match(text, new RegExp(`\\n {2}${name} +\\S`), name);
     }
-    const created = await runCli(['create', '--org', 'org_demo', '--name', 'insisted', '--permissions', 'read,admin', '--allow-unknown-permissions', '--json'], local);
+    const created = await runCli(
+      [
+        'create',
+        '--org',
+        'org_demo',
+        '--name',
+        'insisted',
+        '--permissions',
+        'read,admin',
+        '--allow-unknown-permissions',
+        '--json',
+      ],
+      local,
+    );
     assert.equal(created.code, 0, created.stderr);
-    assert.deepEqual((JSON.parse(created.stdout) as { key: { permissions: string[] } }).key.permissions, ['read', 'admin']);
+    assert.deepEqual((JSON.parse(created.stdout) as { key: { permissions: string[] } }).key.permissions, [
+      'read',
+      'admin',
+    ]);
   });
 });

@@ -8,7 +8,7 @@ import {
   LatestAuditDocument,
   RankingsDocument,
 } from '../../src/generated/graphql.js';
-import { startLocalPlatform, type LocalPlatform } from '../../src/local/localPlatform.js';
+import { type LocalPlatform, startLocalPlatform } from '../../src/local/localPlatform.js';
 import { seedPlatformData } from '../../src/local/seedData.js';
 import { compareCodePoints } from '../../src/mappers/codePointOrder.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
@@ -38,23 +38,34 @@ interface RunNode {
   completedAt: string | null;
   scores: Record<string, number | null> | null;
   issueSummary: Array<{ severity: string; count: number }>;
-  issues: { edges: Array<{ node: { severity: string; title: string; pageUrl: string } }>; pageInfo: { hasNextPage: boolean } };
+  issues: {
+    edges: Array<{ node: { severity: string; title: string; pageUrl: string } }>;
+    pageInfo: { hasNextPage: boolean };
+  };
 }
 
 /** The fields the tests select on a site; each query selects some of them. */
 interface SiteAnswer {
   trackedKeywords: KeywordPage;
-  rankSnapshot: { date: string; entries: Array<{ keywordId: string; keyword: string; position: number | null }> } | null;
+  rankSnapshot: {
+    date: string;
+    entries: Array<{ keywordId: string; keyword: string; position: number | null }>;
+  } | null;
   aiVisibility: {
     id: string;
     promptCounts: { active: number; paused: number; archived: number };
     rollups: Array<{ window: string; scoreBps: number; computedAt: string }>;
   } | null;
-  auditRuns: { edges: Array<{ cursor: string; node: RunNode }>; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
+  auditRuns: {
+    edges: Array<{ cursor: string; node: RunNode }>;
+    pageInfo: { hasNextPage: boolean; endCursor: string | null };
+  };
 }
 
 interface GraphQLAnswer {
-  data?: { organization: { site?: SiteAnswer | null; siteLookup?: Array<{ id: string; domain: string; slug: string }> } | null } | null;
+  data?: {
+    organization: { site?: SiteAnswer | null; siteLookup?: Array<{ id: string; domain: string; slug: string }> } | null;
+  } | null;
   errors?: Array<{ message: string; extensions?: { code?: string }; path?: unknown[] }>;
 }
 
@@ -76,7 +87,12 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
     return answer.body;
   };
   /** Runs a query on one of org_demo's sites (by id) and answers that site. */
-  const onSite = async (siteId: string, selection: string, variables: Record<string, unknown> = {}, declarations = '') => {
+  const onSite = async (
+    siteId: string,
+    selection: string,
+    variables: Record<string, unknown> = {},
+    declarations = '',
+  ) => {
     const answer = await gql(
       `query Q${declarations} { organization(id: "org_demo") { site(id: "${siteId}") { ${selection} } } }`,
       variables,
@@ -116,7 +132,10 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
       const huge = await post({ query: `{ organization(id: "${'x'.repeat(1_100_000)}") { id } }` });
       assert.equal(huge.status, 413);
       assert.equal(typeof huge.body.errors?.[0]?.message, 'string');
-      const nowhere = await fetch(new URL('/nowhere', platform.url), { method: 'POST', headers: { authorization: `Bearer ${platform.token}` } });
+      const nowhere = await fetch(new URL('/nowhere', platform.url), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${platform.token}` },
+      });
       assert.equal(nowhere.status, 404);
       assert.equal(((await nowhere.json()) as GraphQLAnswer).errors?.[0]?.extensions?.code, 'NOT_FOUND');
     });
@@ -133,7 +152,9 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
 
   describe("the project's own operations (src/generated, printed)", () => {
     it('are valid against the vendored schema', () => {
-      const schema = buildSchema(readFileSync(new URL('../../queries/schema/platform.graphql', import.meta.url), 'utf8'));
+      const schema = buildSchema(
+        readFileSync(new URL('../../queries/schema/platform.graphql', import.meta.url), 'utf8'),
+      );
       for (const [name, document] of Object.entries(PROJECT_DOCUMENTS)) {
         assert.deepEqual(validate(schema, parse(document.toString())), [], name);
       }
@@ -177,7 +198,10 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
       const positions = [...site.ranked.edges, ...(next.organization?.site?.trackedKeywords.edges ?? [])].map(
         (edge) => edge.node.position ?? 0,
       );
-      assert.deepEqual(positions, [...positions].sort((a, b) => a - b));
+      assert.deepEqual(
+        positions,
+        [...positions].sort((a, b) => a - b),
+      );
       assert.ok(positions.every((p) => p >= 1));
     });
   });
@@ -185,31 +209,46 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
   describe('siteLookup', () => {
     const lookup = async (organizationId: string, identifier: string) =>
       (
-        await gql('query L($o: ID!, $i: String!) { organization(id: $o) { siteLookup(identifier: $i) { id domain slug } } }', {
-          o: organizationId,
-          i: identifier,
-        })
+        await gql(
+          'query L($o: ID!, $i: String!) { organization(id: $o) { siteLookup(identifier: $i) { id domain slug } } }',
+          {
+            o: organizationId,
+            i: identifier,
+          },
+        )
       ).data?.organization?.siteLookup ?? [];
 
     it('matches the domain ASCII case-insensitively', async () => {
       for (const identifier of ['acme.com', 'ACME.COM', 'Acme.Com']) {
-        assert.deepEqual((await lookup('org_demo', identifier)).map((s) => s.id), ['site_acme_com'], identifier);
+        assert.deepEqual(
+          (await lookup('org_demo', identifier)).map((s) => s.id),
+          ['site_acme_com'],
+          identifier,
+        );
       }
       // Only A–Z fold: U+017F (long s) upper-cases to S in Unicode, but is another text here.
       assert.deepEqual(await lookup('org_demo', 'new\u017Fite.io'), []);
-      assert.deepEqual(await lookup('org_demo', 'NEWSITE.IO').then((sites) => sites.map((s) => s.id)), ['site_newsite_io']);
+      assert.deepEqual(await lookup('org_demo', 'NEWSITE.IO').then((sites) => sites.map((s) => s.id)), [
+        'site_newsite_io',
+      ]);
     });
 
     it('matches the slug exactly, and a slug may name several sites', async () => {
       assert.deepEqual((await lookup('org_demo', 'acme')).map((s) => s.domain).sort(), ['acme.com', 'acme.org']);
       assert.deepEqual(await lookup('org_demo', 'ACME'), []);
-      assert.deepEqual((await lookup('org_demo', 'bigcatalog')).map((s) => s.domain), ['bigcatalog.shop']);
+      assert.deepEqual(
+        (await lookup('org_demo', 'bigcatalog')).map((s) => s.domain),
+        ['bigcatalog.shop'],
+      );
     });
 
     it("answers [] for no match, and only the organization's own sites", async () => {
       assert.deepEqual(await lookup('org_demo', 'acme.net'), []);
       assert.deepEqual(await lookup('org_demo', 'other-brand.co'), []);
-      assert.deepEqual((await lookup('org_other', 'acme.com')).map((s) => s.id), ['site_other_acme_com']);
+      assert.deepEqual(
+        (await lookup('org_other', 'acme.com')).map((s) => s.id),
+        ['site_other_acme_com'],
+      );
       const missing = await gql('{ organization(id: "org_nope") { id } }');
       assert.deepEqual(missing.data, { organization: null });
       const foreign = await gql('{ organization(id: "org_demo") { site(id: "site_other_acme_com") { id } } }');
@@ -218,14 +257,23 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
   });
 
   describe('trackedKeywords', () => {
-    const KEYWORD_FIELDS = 'totalCount edges { cursor node { id keyword position searchVolume createdAt } } pageInfo { hasNextPage endCursor }';
+    const KEYWORD_FIELDS =
+      'totalCount edges { cursor node { id keyword position searchVolume createdAt } } pageInfo { hasNextPage endCursor }';
     type Page = KeywordPage;
     const page = async (siteId: string, args: string, variables: Record<string, unknown> = {}, declarations = '') =>
-      (await onSite(siteId, `trackedKeywords${args === '' ? '' : `(${args})`} { ${KEYWORD_FIELDS} }`, variables, declarations))
-        .trackedKeywords;
+      (
+        await onSite(
+          siteId,
+          `trackedKeywords${args === '' ? '' : `(${args})`} { ${KEYWORD_FIELDS} }`,
+          variables,
+          declarations,
+        )
+      ).trackedKeywords;
 
     it('refuses a page above 200 with BAD_USER_INPUT, and accepts exactly 200', async () => {
-      const answer = await gql('{ organization(id: "org_demo") { site(id: "site_bigcatalog_shop") { trackedKeywords(first: 201) { totalCount } } } }');
+      const answer = await gql(
+        '{ organization(id: "org_demo") { site(id: "site_bigcatalog_shop") { trackedKeywords(first: 201) { totalCount } } } }',
+      );
       assert.equal(answer.errors?.[0]?.extensions?.code, 'BAD_USER_INPUT');
       assert.deepEqual(answer.errors?.[0]?.path, ['organization', 'site', 'trackedKeywords']);
       const viaVariable = await gql(
@@ -240,7 +288,10 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
       const result = await page('site_acme_com', '');
       assert.equal(result.edges.length, 50);
       const instants = result.edges.map((edge) => Date.parse(edge.node.createdAt));
-      assert.deepEqual(instants, [...instants].sort((a, b) => a - b));
+      assert.deepEqual(
+        instants,
+        [...instants].sort((a, b) => a - b),
+      );
       assert.ok(result.edges.some((edge) => edge.node.createdAt.endsWith('+01:00')));
       assert.ok(result.edges.some((edge) => edge.node.createdAt.endsWith('-05:00')));
     });
@@ -265,7 +316,10 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
     it('POSITION DESC puts the worst ranked first and unranked last, ties still ascending', async () => {
       const all = await page('site_acme_com', 'first: 200, orderBy: { field: POSITION, direction: DESC }');
       const positions = all.edges.map((edge) => edge.node.position ?? 0);
-      assert.deepEqual(positions, [...positions].sort((a, b) => b - a));
+      assert.deepEqual(
+        positions,
+        [...positions].sort((a, b) => b - a),
+      );
       const atFive = all.edges.filter((edge) => edge.node.position === 5).map((edge) => edge.node.keyword);
       assert.deepEqual(atFive, ['Ｓｅｏ tools', '🚀 rank launch']);
     });
@@ -283,7 +337,10 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
     });
 
     it('KEYWORD orders by code point; SEARCH_VOLUME counts null as 0 with text ties', async () => {
-      const byText = await page('site_acme_com', 'first: 200, orderBy: { field: KEYWORD, direction: ASC }, filter: { ranked: false }');
+      const byText = await page(
+        'site_acme_com',
+        'first: 200, orderBy: { field: KEYWORD, direction: ASC }, filter: { ranked: false }',
+      );
       const texts = byText.edges.map((edge) => edge.node.keyword);
       assert.deepEqual(texts, [...texts].sort(compareCodePoints));
       assert.ok(texts.indexOf('Ｓｅｏ audit') < texts.indexOf('🚀 seo launch'));
@@ -291,8 +348,13 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
 
       const byVolume = await page('site_acme_com', 'first: 200, orderBy: { field: SEARCH_VOLUME, direction: DESC }');
       const volumes = byVolume.edges.map((edge) => edge.node.searchVolume ?? 0);
-      assert.deepEqual(volumes, [...volumes].sort((a, b) => b - a));
-      const zeros = byVolume.edges.filter((edge) => (edge.node.searchVolume ?? 0) === 0).map((edge) => edge.node.keyword);
+      assert.deepEqual(
+        volumes,
+        [...volumes].sort((a, b) => b - a),
+      );
+      const zeros = byVolume.edges
+        .filter((edge) => (edge.node.searchVolume ?? 0) === 0)
+        .map((edge) => edge.node.keyword);
       assert.ok(zeros.length > 1);
       assert.deepEqual(zeros, [...zeros].sort(compareCodePoints));
     });
@@ -344,7 +406,12 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
   describe('rankSnapshot', () => {
     const snapshot = async (siteId: string, onOrBefore?: string) => {
       const args = onOrBefore === undefined ? '' : '(onOrBefore: $d)';
-      const site = await onSite(siteId, `rankSnapshot${args} { date entries { keywordId keyword position } }`, { d: onOrBefore }, onOrBefore === undefined ? '' : '($d: Date)');
+      const site = await onSite(
+        siteId,
+        `rankSnapshot${args} { date entries { keywordId keyword position } }`,
+        { d: onOrBefore },
+        onOrBefore === undefined ? '' : '($d: Date)',
+      );
       return site.rankSnapshot;
     };
 
@@ -380,7 +447,9 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
         );
         assert.equal(answer.errors?.[0]?.extensions?.code, 'BAD_USER_INPUT', d);
       }
-      const literal = await gql('{ organization(id: "org_demo") { site(id: "site_acme_com") { rankSnapshot(onOrBefore: "2026-13-01") { date } } } }');
+      const literal = await gql(
+        '{ organization(id: "org_demo") { site(id: "site_acme_com") { rankSnapshot(onOrBefore: "2026-13-01") { date } } } }',
+      );
       assert.ok((literal.errors?.length ?? 0) > 0);
     });
   });
@@ -395,7 +464,10 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
       assert.equal(rollups.length, 3);
       assert.ok(rollups.every((r) => r.window === 'DAYS_30'));
       const instants = rollups.map((r) => Date.parse(r.computedAt));
-      assert.deepEqual(instants, [...instants].sort((a, b) => b - a));
+      assert.deepEqual(
+        instants,
+        [...instants].sort((a, b) => b - a),
+      );
       // The newest is written in -05:00; the next, half an hour older, in +01:00 sorts after it as text.
       assert.ok(rollups[0]?.computedAt.endsWith('-05:00'));
       assert.ok(rollups[1]?.computedAt.endsWith('+01:00'));
@@ -406,17 +478,23 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
     });
 
     it('answers [] before the first rollup, null without a program, and refuses first above 200', async () => {
-      assert.deepEqual((await onSite('site_acme_org', 'aiVisibility { rollups(window: DAYS_30) { scoreBps } }')).aiVisibility, {
-        rollups: [],
-      });
+      assert.deepEqual(
+        (await onSite('site_acme_org', 'aiVisibility { rollups(window: DAYS_30) { scoreBps } }')).aiVisibility,
+        {
+          rollups: [],
+        },
+      );
       assert.equal((await onSite('site_newsite_io', 'aiVisibility { id }')).aiVisibility, null);
-      const tooMany = await gql('{ organization(id: "org_demo") { site(id: "site_acme_com") { aiVisibility { rollups(window: DAYS_7, first: 201) { scoreBps } } } } }');
+      const tooMany = await gql(
+        '{ organization(id: "org_demo") { site(id: "site_acme_com") { aiVisibility { rollups(window: DAYS_7, first: 201) { scoreBps } } } } }',
+      );
       assert.equal(tooMany.errors?.[0]?.extensions?.code, 'BAD_USER_INPUT');
     });
   });
 
   describe('auditRuns', () => {
-    const RUN_FIELDS = 'edges { cursor node { id status startedAt completedAt scores { overall aiCrawl contentDecay technical } issueSummary { severity count } } } pageInfo { hasNextPage endCursor }';
+    const RUN_FIELDS =
+      'edges { cursor node { id status startedAt completedAt scores { overall aiCrawl contentDecay technical } issueSummary { severity count } } } pageInfo { hasNextPage endCursor }';
 
     it('answers runs newest first by startedAt; a RUNNING run is newer than the completed one', async () => {
       const runs = (await onSite('site_acme_com', `auditRuns(first: 20) { ${RUN_FIELDS} }`)).auditRuns;
@@ -425,11 +503,15 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
       assert.equal(nodes[0]?.completedAt, null);
       assert.equal(nodes[0]?.scores, null);
       const instants = nodes.map((node) => Date.parse(node.startedAt));
-      assert.deepEqual(instants, [...instants].sort((a, b) => b - a));
+      assert.deepEqual(
+        instants,
+        [...instants].sort((a, b) => b - a),
+      );
     });
 
     it('filters by status; the newest COMPLETED run is found by instant, with only severities that have findings', async () => {
-      const runs = (await onSite('site_acme_com', `auditRuns(status: COMPLETED, first: 1) { ${RUN_FIELDS} }`)).auditRuns;
+      const runs = (await onSite('site_acme_com', `auditRuns(status: COMPLETED, first: 1) { ${RUN_FIELDS} }`))
+        .auditRuns;
       assert.equal(runs.edges.length, 1);
       assert.equal(runs.pageInfo.hasNextPage, true);
       const run = runs.edges[0]?.node;
@@ -444,18 +526,29 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
       ]);
 
       const next = (
-        await onSite('site_acme_com', `auditRuns(status: COMPLETED, first: 5, after: $after) { ${RUN_FIELDS} }`, { after: runs.pageInfo.endCursor }, '($after: String)')
+        await onSite(
+          'site_acme_com',
+          `auditRuns(status: COMPLETED, first: 5, after: $after) { ${RUN_FIELDS} }`,
+          { after: runs.pageInfo.endCursor },
+          '($after: String)',
+        )
       ).auditRuns;
       assert.equal(next.edges.length, 2);
       assert.ok(next.edges.every((edge) => edge.node.status === 'COMPLETED'));
-      assert.ok((next.edges[0]?.node.startedAt ?? '') > run.startedAt, 'its text sorts after, though it started earlier');
+      assert.ok(
+        (next.edges[0]?.node.startedAt ?? '') > run.startedAt,
+        'its text sorts after, though it started earlier',
+      );
     });
 
     it('answers no completed run for a site without one, and none at all for a site without audits', async () => {
       const newsite = (await onSite('site_newsite_io', `auditRuns(status: COMPLETED) { ${RUN_FIELDS} }`)).auditRuns;
       assert.deepEqual(newsite.edges, []);
       const statuses = (await onSite('site_newsite_io', 'auditRuns { edges { node { status } } }')).auditRuns.edges;
-      assert.deepEqual(statuses.map((edge) => edge.node.status), ['RUNNING', 'FAILED']);
+      assert.deepEqual(
+        statuses.map((edge) => edge.node.status),
+        ['RUNNING', 'FAILED'],
+      );
       assert.deepEqual((await onSite('site_quiet_dev', 'auditRuns { edges { cursor } } ')).auditRuns.edges, []);
     });
 
@@ -468,7 +561,11 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
       assert.ok(issues);
       assert.equal(issues.edges.length, 10);
       assert.equal(issues.pageInfo.hasNextPage, true);
-      assert.ok(issues.edges.every((edge) => edge.node.severity === 'WARNING' && edge.node.pageUrl.startsWith('https://acme.com/')));
+      assert.ok(
+        issues.edges.every(
+          (edge) => edge.node.severity === 'WARNING' && edge.node.pageUrl.startsWith('https://acme.com/'),
+        ),
+      );
     });
   });
 });

@@ -7,7 +7,9 @@ const NOW = new Date('2026-11-21T12:00:00.000Z');
 const DAY = 86_400_000;
 
 function site(organizationId: string, domain: string, now = NOW): SiteRecord {
-  const found = seedPlatformData(now).organizations.get(organizationId)?.sites.find((s) => s.domain === domain);
+  const found = seedPlatformData(now)
+    .organizations.get(organizationId)
+    ?.sites.find((s) => s.domain === domain);
   assert.ok(found, `${organizationId} has ${domain}`);
   return found;
 }
@@ -16,7 +18,9 @@ function allDateTimes(record: SiteRecord): string[] {
   return [
     record.createdAt,
     ...record.keywords.map((k) => k.createdAt),
-    ...(record.aiVisibility ? [record.aiVisibility.createdAt, ...record.aiVisibility.rollups.map((r) => r.computedAt)] : []),
+    ...(record.aiVisibility
+      ? [record.aiVisibility.createdAt, ...record.aiVisibility.rollups.map((r) => r.computedAt)]
+      : []),
     ...record.auditRuns.flatMap((run) => [run.startedAt, ...(run.completedAt ? [run.completedAt] : [])]),
   ];
 }
@@ -47,7 +51,10 @@ describe('local seed data', () => {
 
   it('gives org_demo a slug pair, a site with more than 500 keywords, and sites without AI visibility or a completed audit', () => {
     const sites = seedPlatformData(NOW).organizations.get('org_demo')?.sites ?? [];
-    assert.deepEqual(sites.filter((s) => s.slug === 'acme').map((s) => s.domain), ['acme.com', 'acme.org']);
+    assert.deepEqual(
+      sites.filter((s) => s.slug === 'acme').map((s) => s.domain),
+      ['acme.com', 'acme.org'],
+    );
     assert.ok(sites.some((s) => s.keywords.length > 500));
     assert.ok(sites.some((s) => s.aiVisibility === null));
     assert.ok(sites.some((s) => s.auditRuns.length > 0 && s.auditRuns.every((r) => r.status !== 'COMPLETED')));
@@ -63,7 +70,9 @@ describe('local seed data', () => {
     assert.ok(!dates.includes('2026-11-14'), 'the day 7 days ago is missing');
     assert.ok(dates.length < 121 && dates.length > 100);
     const latest = new Map(acme.rankChecks.at(-1)?.entries.map((e) => [e.keyword, e.position]));
-    const weekAgo = new Map(acme.rankChecks.find((c) => c.date === '2026-11-13')?.entries.map((e) => [e.keyword, e.position]));
+    const weekAgo = new Map(
+      acme.rankChecks.find((c) => c.date === '2026-11-13')?.entries.map((e) => [e.keyword, e.position]),
+    );
     assert.deepEqual([weekAgo.get('seo audit tool'), latest.get('seo audit tool')], [45, 3]);
     assert.deepEqual([weekAgo.get('ai visibility tracking'), latest.get('ai visibility tracking')], [null, 8]);
     assert.equal(weekAgo.has('generative engine optimization'), false, 'tracked only since 3 days');

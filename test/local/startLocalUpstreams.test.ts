@@ -10,7 +10,11 @@ import { revokeKeyCall, verifyCall } from './keyServiceHttp.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
 
-const exists = (path: string) => access(path).then(() => true, () => false);
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 describe('startLocalUpstreams', () => {
   let dir: Awaited<ReturnType<typeof tempDir>>;
@@ -35,7 +39,11 @@ describe('startLocalUpstreams', () => {
       assert.deepEqual([verified.body.organization.id, verified.body.organization.plan], ['org_demo', 'pro']);
 
       const platform = createPlatformClient({ ...upstreams.platform, timeoutMs: 5000 });
-      const answer = await platform.request(RankingsDocument, { organizationId: 'org_demo', site: 'acme.com', startDate: '2026-11-14' });
+      const answer = await platform.request(RankingsDocument, {
+        organizationId: 'org_demo',
+        site: 'acme.com',
+        startDate: '2026-11-14',
+      });
       assert.equal(answer.organization?.siteLookup[0]?.latest?.date, '2026-11-21');
       assert.ok(await exists(join(dir.path, 'key-service.endpoint.json')), 'announced for npm run keys');
     } finally {

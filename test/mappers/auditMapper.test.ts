@@ -18,7 +18,10 @@ describe('audit mapper', () => {
   });
 
   it('takes decay from contentDecay', () => {
-    const payload = toAuditPayload('s', { ...COMPLETED_RUN, scores: { overall: 1, aiCrawl: 2, contentDecay: 33.5, technical: 4 } });
+    const payload = toAuditPayload('s', {
+      ...COMPLETED_RUN,
+      scores: { overall: 1, aiCrawl: 2, contentDecay: 33.5, technical: 4 },
+    });
     assert.ok('audit' in payload);
     assert.equal(payload.audit.latestRun.scores.decay, 33.5);
     assert.ok(!('contentDecay' in payload.audit.latestRun.scores));
@@ -73,7 +76,10 @@ describe('audit mapper', () => {
   });
 
   it('keeps a score of 0 as 0', () => {
-    const payload = toAuditPayload('s', { ...COMPLETED_RUN, scores: { overall: 0, aiCrawl: 0, contentDecay: 0, technical: 0 } });
+    const payload = toAuditPayload('s', {
+      ...COMPLETED_RUN,
+      scores: { overall: 0, aiCrawl: 0, contentDecay: 0, technical: 0 },
+    });
     assert.ok('audit' in payload);
     assert.deepEqual(payload.audit.latestRun.scores, { overall: 0, aiCrawl: 0, decay: 0, technical: 0 });
   });

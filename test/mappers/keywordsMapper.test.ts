@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { toKeywords, toKeywordsPayload, type TrackedKeywordNode } from '../../src/mappers/keywordsMapper.js';
+import { type TrackedKeywordNode, toKeywords, toKeywordsPayload } from '../../src/mappers/keywordsMapper.js';
 import { PUBLIC_KEYWORDS, TRACKED_KEYWORDS } from '../fixtures/trackedKeywords.js';
 
 const node = (keyword: string, position: number | null): TrackedKeywordNode => ({
@@ -35,7 +35,10 @@ describe('keywords mapper', () => {
   it('orders unranked keywords last, by text in code point order', () => {
     const astral = '\u{10000}';
     const privateUse = '\uE000';
-    const keywords = toKeywords([node(astral, null), node('b', 0), node(privateUse, 0), node('ranked', 99), node('a', null)], 10);
+    const keywords = toKeywords(
+      [node(astral, null), node('b', 0), node(privateUse, 0), node('ranked', 99), node('a', null)],
+      10,
+    );
     assert.deepEqual(
       keywords.map((k) => k.keyword),
       ['ranked', 'a', 'b', privateUse, astral],

@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
-import { toMovers, toRankingsPayload, type RankEntry, type StartEntry } from '../../src/mappers/rankingsMapper.js';
+import { type RankEntry, type StartEntry, toMovers, toRankingsPayload } from '../../src/mappers/rankingsMapper.js';
 import { EXPECTED_MOVERS, LATEST, START } from '../fixtures/rankSnapshots.js';
 
-const entry = (keywordId: string, keyword: string, position: number | null): RankEntry => ({ keywordId, keyword, position });
+const entry = (keywordId: string, keyword: string, position: number | null): RankEntry => ({
+  keywordId,
+  keyword,
+  position,
+});
 const start = (keywordId: string, position: number | null): StartEntry => ({ keywordId, position });
 
 describe('rankings mapper', () => {
@@ -114,7 +118,15 @@ describe('rankings mapper', () => {
     const astral = '\u{1F600}'; // U+1F600: UTF-16 units D83D DE00 sort before E000
     const privateUse = '\uE000';
     const movers = toMovers(
-      { entries: [entry('1', astral, 3), entry('2', privateUse, 3), entry('3', 'b', 3), entry('4', 'a', 3), entry('5', 'B', 3)] },
+      {
+        entries: [
+          entry('1', astral, 3),
+          entry('2', privateUse, 3),
+          entry('3', 'b', 3),
+          entry('4', 'a', 3),
+          entry('5', 'B', 3),
+        ],
+      },
       { entries: [start('1', 5), start('2', 5), start('3', 5), start('4', 5), start('5', 5)] },
       10,
     );
@@ -133,6 +145,7 @@ describe('rankings mapper', () => {
     const payload = toRankingsPayload('example.com', 30, EXPECTED_MOVERS);
     assert.deepEqual(payload, { site: 'example.com', days: 30, movers: EXPECTED_MOVERS });
     assert.deepEqual(Object.keys(payload), ['site', 'days', 'movers']);
-    for (const mover of toMovers(LATEST, START, 100)) assert.deepEqual(Object.keys(mover), ['keyword', 'from', 'to', 'delta']);
+    for (const mover of toMovers(LATEST, START, 100))
+      assert.deepEqual(Object.keys(mover), ['keyword', 'from', 'to', 'delta']);
   });
 });

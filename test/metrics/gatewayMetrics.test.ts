@@ -87,11 +87,16 @@ describe('metrics', () => {
       ok.done();
       failing.done();
       const after = (await scrape()).text;
-      const moved = (name: string, labels: Record<string, string>) => sample(after, name, labels) - sample(before, name, labels);
+      const moved = (name: string, labels: Record<string, string>) =>
+        sample(after, name, labels) - sample(before, name, labels);
 
       const route = '/v1/api/audit-issues';
       const requests = (http_route: string, http_request_method: string, http_response_status_code: string) =>
-        moved('http_server_request_duration_seconds_count', { http_route, http_request_method, http_response_status_code });
+        moved('http_server_request_duration_seconds_count', {
+          http_route,
+          http_request_method,
+          http_response_status_code,
+        });
       assert.equal(requests(route, 'GET', '404'), 1);
       assert.equal(requests(route, 'GET', '502'), 1);
       assert.equal(requests(route, 'GET', '401'), 1);
@@ -100,13 +105,22 @@ describe('metrics', () => {
       assert.equal(requests('/readyz', 'POST', '405'), 1);
       assert.equal(requests('unmatched', 'GET', '404'), 1);
       assert.equal(requests('/metrics', 'GET', '200'), 1);
-      assert.match(after, /http_server_request_duration_seconds_bucket\{le="0\.005",http_route="\/v1\/api\/audit-issues"/);
-      assert.equal(moved('gateway_platform_request_duration_seconds_count', { operation: 'LatestAudit', outcome: 'ok' }), 1);
+      assert.match(
+        after,
+        /http_server_request_duration_seconds_bucket\{le="0\.005",http_route="\/v1\/api\/audit-issues"/,
+      );
+      assert.equal(
+        moved('gateway_platform_request_duration_seconds_count', { operation: 'LatestAudit', outcome: 'ok' }),
+        1,
+      );
       assert.equal(
         moved('gateway_platform_request_duration_seconds_count', { operation: 'LatestAudit', outcome: 'bad_answer' }),
         1,
       );
-      assert.equal(moved('gateway_platform_request_errors_total', { operation: 'LatestAudit', failure: 'bad_answer' }), 1);
+      assert.equal(
+        moved('gateway_platform_request_errors_total', { operation: 'LatestAudit', failure: 'bad_answer' }),
+        1,
+      );
       assert.doesNotMatch(after, /a\.com|org_a|atl_/, 'no request input or organization in any label');
     });
   });
@@ -136,9 +150,15 @@ describe('metrics', () => {
         assert.equal(sample(text, 'gateway_limiter_decisions_total', { decision }), 1, decision);
       }
       for (const outcome of ['ok', 'timeout']) {
-        assert.equal(sample(text, 'gateway_key_service_request_duration_seconds_count', { operation: 'verify', outcome }), 1);
+        assert.equal(
+          sample(text, 'gateway_key_service_request_duration_seconds_count', { operation: 'verify', outcome }),
+          1,
+        );
       }
-      assert.equal(sample(text, 'gateway_key_service_request_errors_total', { operation: 'verify', failure: 'timeout' }), 1);
+      assert.equal(
+        sample(text, 'gateway_key_service_request_errors_total', { operation: 'verify', failure: 'timeout' }),
+        1,
+      );
       assert.equal(sample(text, 'gateway_usage_events_flushed_total'), 25);
       assert.equal(sample(text, 'gateway_usage_events_flush_failed_total'), 4);
       assert.equal(sample(text, 'gateway_usage_events_pending'), 3);
@@ -156,7 +176,10 @@ describe('metrics', () => {
 
       // Never prom-client's global registry, and never shared between two instances.
       assert.equal(globalRegistry.getSingleMetric('gateway_cache_lookups_total'), undefined);
-      assert.equal(sample((await createGatewayMetrics().exposition()).text, 'gateway_cache_lookups_total', { result: 'hit' }), 0);
+      assert.equal(
+        sample((await createGatewayMetrics().exposition()).text, 'gateway_cache_lookups_total', { result: 'hit' }),
+        0,
+      );
     });
 
     it('a reader that throws does not break the scrape', async () => {

@@ -1,12 +1,6 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import type {
-  HeaderObject,
-  OpenAPIObject,
-  ReferenceObject,
-  ResponseObject,
-  SchemaObject,
-} from 'openapi3-ts/oas31';
+import type { HeaderObject, OpenAPIObject, ReferenceObject, ResponseObject, SchemaObject } from 'openapi3-ts/oas31';
 
 /** A real answer, as a test received it. */
 export interface RealAnswer {
@@ -37,7 +31,9 @@ export class DocumentConformance {
   /** The documented response of GET `path` for `status`, or undefined. */
   response(path: string, status: number): ResponseObject | undefined {
     const declared: unknown = this.document.paths?.[path]?.get?.responses?.[String(status)];
-    return declared === undefined ? undefined : this.resolve<ResponseObject>(declared as ResponseObject | ReferenceObject);
+    return declared === undefined
+      ? undefined
+      : this.resolve<ResponseObject>(declared as ResponseObject | ReferenceObject);
   }
 
   problems(path: string, answer: RealAnswer): string[] {
@@ -52,7 +48,8 @@ export class DocumentConformance {
         continue;
       }
       const validate = this.compile(`header ${name} ${JSON.stringify(header.schema)}`, header.schema ?? {});
-      if (!validate(value)) found.push(`header ${name}: ${JSON.stringify(value)} ${this.ajv.errorsText(validate.errors)}`);
+      if (!validate(value))
+        found.push(`header ${name}: ${JSON.stringify(value)} ${this.ajv.errorsText(validate.errors)}`);
     }
     const media = response.content?.['application/json'];
     if (media === undefined) {
@@ -94,14 +91,15 @@ export class DocumentConformance {
 
 /** A deep copy with '#/components/schemas/X' references pointing into the added schema. */
 function withAjvRefs<T>(value: T): T {
-  return JSON.parse(
-    JSON.stringify(value).replaceAll('"#/components/schemas/', `"${SCHEMAS_ID}#/$defs/`),
-  ) as T;
+  return JSON.parse(JSON.stringify(value).replaceAll('"#/components/schemas/', `"${SCHEMAS_ID}#/$defs/`)) as T;
 }
 
 /** Every (path, status) the document declares for GET operations. */
 export function documentedStatuses(document: OpenAPIObject): Array<{ path: string; status: number }> {
   return Object.entries(document.paths ?? {}).flatMap(([path, item]) =>
-    Object.keys((item.get?.responses as Record<string, unknown> | undefined) ?? {}).map((status) => ({ path, status: Number(status) })),
+    Object.keys((item.get?.responses as Record<string, unknown> | undefined) ?? {}).map((status) => ({
+      path,
+      status: Number(status),
+    })),
   );
 }

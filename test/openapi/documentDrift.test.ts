@@ -35,7 +35,11 @@ async function gatewaySources(dir = 'src'): Promise<Array<{ file: string; text: 
 }
 
 function failure(code: string, reason?: string) {
-  const body = { data: null, meta: { requestId: 'req-1' }, errors: [{ code, message: 'm', ...(reason ? { reason } : {}) }] };
+  const body = {
+    data: null,
+    meta: { requestId: 'req-1' },
+    errors: [{ code, message: 'm', ...(reason ? { reason } : {}) }],
+  };
   return {
     headers: new Headers({
       'content-type': 'application/json',
@@ -68,8 +72,14 @@ describe('OpenAPI document: drift between the server and the document', () => {
       }
     }
     assert.ok(codes.size >= 5 && reasons.size >= 10, 'the scan finds the source');
-    assert.deepEqual([...codes].filter((code) => !enumOf('ErrorCode').includes(code)), []);
-    assert.deepEqual([...reasons].filter((reason) => !enumOf('ErrorReason').includes(reason)), []);
+    assert.deepEqual(
+      [...codes].filter((code) => !enumOf('ErrorCode').includes(code)),
+      [],
+    );
+    assert.deepEqual(
+      [...reasons].filter((reason) => !enumOf('ErrorReason').includes(reason)),
+      [],
+    );
   });
 
   it('every operation documents the status of every code, with each reason of that code', () => {

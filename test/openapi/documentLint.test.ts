@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { buildOpenApiDocument } from '../../src/openapi/buildOpenApiDocument.js';
 import { PUBLIC_ROUTES } from '../../src/routes/publicRoutes.js';
-import { redoclyFindings, spectralFindings, type LintFinding } from './documentLinters.js';
+import { type LintFinding, redoclyFindings, spectralFindings } from './documentLinters.js';
 
 const lines = (findings: LintFinding[]) =>
   findings.map((f) => `${f.linter} ${f.severity} ${f.rule} at ${f.where}: ${f.message}`);

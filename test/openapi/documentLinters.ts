@@ -1,5 +1,5 @@
 import { createConfig, lintFromString } from '@redocly/openapi-core';
-import { Spectral, type RulesetDefinition } from '@stoplight/spectral-core';
+import { type RulesetDefinition, Spectral } from '@stoplight/spectral-core';
 import { oas } from '@stoplight/spectral-rulesets';
 
 /** One finding of a linter, in a line fit for an assertion message. */

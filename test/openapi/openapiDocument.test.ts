@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { createApp } from '../../src/app.js';
 import type { ParameterObject, ReferenceObject } from 'openapi3-ts/oas31';
+import { createApp } from '../../src/app.js';
 import { cacheStatusField } from '../../src/cache/cacheFields.js';
 import { buildOpenApiDocument } from '../../src/openapi/buildOpenApiDocument.js';
 import { PUBLIC_ROUTES } from '../../src/routes/publicRoutes.js';
@@ -36,7 +36,12 @@ describe('OpenAPI document', () => {
     assert.deepEqual(Object.keys(openApiDocument.paths ?? {}).sort(), [...PUBLIC_PATHS].sort());
     const schemes = openApiDocument.components?.securitySchemes ?? {};
     assert.deepEqual(schemes.bearerApiKey, { ...schemes.bearerApiKey, type: 'http', scheme: 'bearer' });
-    assert.deepEqual(schemes.headerApiKey, { ...schemes.headerApiKey, type: 'apiKey', in: 'header', name: 'X-API-Key' });
+    assert.deepEqual(schemes.headerApiKey, {
+      ...schemes.headerApiKey,
+      type: 'apiKey',
+      in: 'header',
+      name: 'X-API-Key',
+    });
     const parameter = (path: string, name: string): ParameterObject | undefined =>
       (openApiDocument.paths?.[path]?.get?.parameters ?? []).find(
         (p: ParameterObject | ReferenceObject): p is ParameterObject => 'name' in p && p.name === name,
@@ -102,12 +107,18 @@ describe('OpenAPI document', () => {
     };
 
     it('accepts a conforming answer', () => {
-      assert.deepEqual(conformance.problems('/v1/api/keywords', json(200, { data: keywords, meta: {}, errors: [] }, fresh)), []);
+      assert.deepEqual(
+        conformance.problems('/v1/api/keywords', json(200, { data: keywords, meta: {}, errors: [] }, fresh)),
+        [],
+      );
     });
 
     it('refuses a payload with a field the document does not list', () => {
       const extra = { ...keywords, keywords: [{ ...keywords.keywords[0], rank: 1 }] };
-      const problems = conformance.problems('/v1/api/keywords', json(200, { data: extra, meta: {}, errors: [] }, fresh));
+      const problems = conformance.problems(
+        '/v1/api/keywords',
+        json(200, { data: extra, meta: {}, errors: [] }, fresh),
+      );
       assert.equal(problems.length, 1);
       assert.match(problems[0] ?? '', /additional properties/);
     });
@@ -152,7 +163,9 @@ describe('OpenAPI document', () => {
         assert.equal(res.status, 200);
         assert.equal(res.headers.get('access-control-allow-origin'), '*');
       }
-      const api = await fetch(`${server.url}/v1/api/rankings?site=a.com`, { headers: { origin: 'https://viewer.example' } });
+      const api = await fetch(`${server.url}/v1/api/rankings?site=a.com`, {
+        headers: { origin: 'https://viewer.example' },
+      });
       assert.equal(api.headers.get('access-control-allow-origin'), null);
       const preflight = await fetch(`${server.url}/v1/api/rankings?site=a.com`, {
         method: 'OPTIONS',
@@ -167,13 +180,21 @@ describe('OpenAPI document', () => {
       try {
         const res = await fetch(`${own.url}/v1/openapi.json`);
         const served = (await res.json()) as { servers: Array<{ url: string }>; info: { contact: { url?: string } } };
-        assert.deepEqual(served.servers.map((s) => s.url), ['https://api.seo-platform.test/v']);
+        assert.deepEqual(
+          served.servers.map((s) => s.url),
+          ['https://api.seo-platform.test/v'],
+        );
         assert.equal(served.info.contact.url, 'https://api.seo-platform.test/v/docs');
       } finally {
         await own.close();
       }
-      const plain = (await (await fetch(`${server.url}/v1/openapi.json`)).json()) as { servers: Array<{ url: string }> };
-      assert.deepEqual(plain.servers.map((s) => s.url), ['/']);
+      const plain = (await (await fetch(`${server.url}/v1/openapi.json`)).json()) as {
+        servers: Array<{ url: string }>;
+      };
+      assert.deepEqual(
+        plain.servers.map((s) => s.url),
+        ['/'],
+      );
     });
 
     it('answers another method with 405 and Allow', async () => {

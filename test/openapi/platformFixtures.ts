@@ -52,7 +52,10 @@ export const ROUTE_FIXTURES: readonly RouteFixture[] = [
     // Ranked and unranked rows, with and without a cluster or a volume: every nullable field both ways.
     success: keywordsAnswer(
       keywordConnection(
-        [...keywordNodes('ranked', 2, 1), ...keywordNodes('quiet', 1, 9).map((node) => ({ ...node, searchVolume: null }))],
+        [
+          ...keywordNodes('ranked', 2, 1),
+          ...keywordNodes('quiet', 1, 9).map((node) => ({ ...node, searchVolume: null })),
+        ],
         null,
       ),
       keywordConnection([...keywordNodes('unranked', 1, 0), ...keywordNodes('unknown', 1, null)], null),

@@ -9,8 +9,8 @@ import type { RecordedExamples } from '../../src/openapi/recordedExamples.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
 import { PUBLIC_ROUTES } from '../../src/routes/publicRoutes.js';
 import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { createUsageBuffer } from '../../src/usage/createUsageBuffer.js';
+import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { listen } from '../support/http.js';
 import { tempDir } from '../support/tempDir.js';
 
@@ -82,7 +82,10 @@ export async function recordExamples(): Promise<RecordedExamples> {
       const key = call.key === undefined ? LOCAL_KEYS.demo : call.key;
       const res = await fetch(`${server.url}${path}?${call.query}`, {
         method: call.method ?? 'GET',
-        headers: { 'x-request-id': `example-${++requests}`, ...(key === null ? {} : { authorization: `Bearer ${key}` }) },
+        headers: {
+          'x-request-id': `example-${++requests}`,
+          ...(key === null ? {} : { authorization: `Bearer ${key}` }),
+        },
       });
       byStatus[String(res.status)] = { ...byStatus[String(res.status)], [call.name]: (await res.json()) as unknown };
     }
@@ -92,7 +95,8 @@ export async function recordExamples(): Promise<RecordedExamples> {
     const success: Record<string, Record<string, unknown>> = {};
     for (const route of PUBLIC_ROUTES) {
       const { '200': answers, ...others } = await record(route.path, successCalls(route.path));
-      if (answers === undefined || Object.keys(others).length > 0) throw new Error(`${route.path}: a success call failed`);
+      if (answers === undefined || Object.keys(others).length > 0)
+        throw new Error(`${route.path}: a success call failed`);
       success[route.operationId] = answers;
     }
     const first = PUBLIC_ROUTES[0];

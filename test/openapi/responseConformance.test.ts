@@ -5,10 +5,10 @@ import type { Authenticator, Principal } from '../../src/auth/principal.js';
 import { ApiError, UpstreamError } from '../../src/errors.js';
 import type { RequestLimiter } from '../../src/limits/requestLimiter.js';
 import { buildOpenApiDocument } from '../../src/openapi/buildOpenApiDocument.js';
-import { PUBLIC_ROUTES } from '../../src/routes/publicRoutes.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
-import { fakeServices, PLATFORM_TOKEN, PLATFORM_URL, unlimitedLimiter } from '../support/fakeServices.js';
+import { PUBLIC_ROUTES } from '../../src/routes/publicRoutes.js';
 import { listenHardened, rawExchange } from '../http/listenHardened.js';
+import { fakeServices, PLATFORM_TOKEN, PLATFORM_URL, unlimitedLimiter } from '../support/fakeServices.js';
 import { DocumentConformance, documentedStatuses, type RealAnswer } from './documentConformance.js';
 import { ROUTE_FIXTURES, type RouteFixture } from './platformFixtures.js';
 
@@ -19,7 +19,11 @@ import { ROUTE_FIXTURES, type RouteFixture } from './platformFixtures.js';
  * answers conditional requests).
  */
 
-const principal = (organizationId: string): Principal => ({ organizationId, keyId: `key_${organizationId}`, keyPrefix: 'atl_12345678' });
+const principal = (organizationId: string): Principal => ({
+  organizationId,
+  keyId: `key_${organizationId}`,
+  keyPrefix: 'atl_12345678',
+});
 
 /** Bearer tokens that steer the fakes into each failure. */
 function scenarioAuthenticator(): Authenticator {
@@ -93,7 +97,12 @@ describe('OpenAPI document: real answers conform', () => {
     await impatient.close();
   });
 
-  async function answer(path: string, query: string, headers: Record<string, string> = {}, method = 'GET'): Promise<RealAnswer> {
+  async function answer(
+    path: string,
+    query: string,
+    headers: Record<string, string> = {},
+    method = 'GET',
+  ): Promise<RealAnswer> {
     const res = await fetch(`${server.url}${path}?${query}`, { headers, method });
     return { status: res.status, headers: res.headers, body: await res.text() };
   }
@@ -126,7 +135,10 @@ describe('OpenAPI document: real answers conform', () => {
           producesNotModified = true;
           // A cached answer needs no platform call; an uncached one does: allow either.
           platformAnswers(fixture, fixture.success, true);
-          const conditional = await answer(fixture.path, fixture.query, { authorization: 'Bearer ok', 'if-none-match': etag });
+          const conditional = await answer(fixture.path, fixture.query, {
+            authorization: 'Bearer ok',
+            'if-none-match': etag,
+          });
           assertConforms(fixture.path, conditional, 304);
           nock.cleanAll();
         }
@@ -151,7 +163,11 @@ describe('OpenAPI document: real answers conform', () => {
       });
 
       it('403: a key that may not read', async () => {
-        assertConforms(fixture.path, await answer(fixture.path, fixture.query, { authorization: 'Bearer forbidden' }), 403);
+        assertConforms(
+          fixture.path,
+          await answer(fixture.path, fixture.query, { authorization: 'Bearer forbidden' }),
+          403,
+        );
       });
 
       it('404: no such site in the organization', async () => {
@@ -166,7 +182,10 @@ describe('OpenAPI document: real answers conform', () => {
       });
 
       it('408: a request whose headers never finish', async () => {
-        const raw = await rawExchange(impatient.port, `GET ${fixture.path}?${fixture.query} HTTP/1.1\r\nHost: localhost\r\n`);
+        const raw = await rawExchange(
+          impatient.port,
+          `GET ${fixture.path}?${fixture.query} HTTP/1.1\r\nHost: localhost\r\n`,
+        );
         assertConforms(fixture.path, parseRawAnswer(raw), 408);
       });
 
@@ -207,8 +226,16 @@ describe('OpenAPI document: real answers conform', () => {
         const scope = nock('http://platform.test').post('/graphql').reply(503, 'busy', { 'Retry-After': '7' });
         assertConforms(fixture.path, await answer(fixture.path, fixture.query, { authorization: 'Bearer ok' }), 503);
         scope.done();
-        assertConforms(fixture.path, await answer(fixture.path, fixture.query, { authorization: 'Bearer key-service-down' }), 503);
-        assertConforms(fixture.path, await answer(fixture.path, fixture.query, { authorization: 'Bearer limiter-down' }), 503);
+        assertConforms(
+          fixture.path,
+          await answer(fixture.path, fixture.query, { authorization: 'Bearer key-service-down' }),
+          503,
+        );
+        assertConforms(
+          fixture.path,
+          await answer(fixture.path, fixture.query, { authorization: 'Bearer limiter-down' }),
+          503,
+        );
       });
 
       it('504: the platform does not answer in time', async () => {
@@ -220,29 +247,29 @@ describe('OpenAPI document: real answers conform', () => {
   }
 
   describe('the document as a whole', () => {
-  it('rankings: `days` default and maximum are the ones the document states', async () => {
-    const fixture = ROUTE_FIXTURES[0];
-    assert.ok(fixture);
-    const days = document.paths?.[fixture.path]?.get?.parameters?.find((p) => 'name' in p && p.name === 'days');
-    assert.ok(days !== undefined && 'schema' in days && days.schema !== undefined && !('$ref' in days.schema));
-    for (const [query, expected] of [
-      ['site=example.com', days.schema.default],
-      ['site=example.com&days=100000', days.schema.maximum],
-    ] as const) {
-      const scope = platformAnswers(fixture, fixture.success);
-      const real = await answer(fixture.path, query, { authorization: 'Bearer ok' });
-      assert.equal((JSON.parse(real.body) as { data: { days: number } }).data.days, expected);
-      scope.done();
-    }
-  });
+    it('rankings: `days` default and maximum are the ones the document states', async () => {
+      const fixture = ROUTE_FIXTURES[0];
+      assert.ok(fixture);
+      const days = document.paths?.[fixture.path]?.get?.parameters?.find((p) => 'name' in p && p.name === 'days');
+      assert.ok(days !== undefined && 'schema' in days && days.schema !== undefined && !('$ref' in days.schema));
+      for (const [query, expected] of [
+        ['site=example.com', days.schema.default],
+        ['site=example.com&days=100000', days.schema.maximum],
+      ] as const) {
+        const scope = platformAnswers(fixture, fixture.success);
+        const real = await answer(fixture.path, query, { authorization: 'Bearer ok' });
+        assert.equal((JSON.parse(real.body) as { data: { days: number } }).data.days, expected);
+        scope.done();
+      }
+    });
 
-  it('every status the document declares was answered by a real request', () => {
-    const missing = documentedStatuses(document)
-      .filter(({ status }) => producesNotModified || status !== 304)
-      .filter(({ path, status }) => !seen.has(`${path} ${status}`))
-      .map(({ path, status }) => `${path} ${status}`);
-    assert.deepEqual(missing, []);
-  });
+    it('every status the document declares was answered by a real request', () => {
+      const missing = documentedStatuses(document)
+        .filter(({ status }) => producesNotModified || status !== 304)
+        .filter(({ path, status }) => !seen.has(`${path} ${status}`))
+        .map(({ path, status }) => `${path} ${status}`);
+      assert.deepEqual(missing, []);
+    });
   });
 });
 

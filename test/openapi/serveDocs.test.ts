@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { createApp } from '../../src/app.js';
 import { DOCS_CONTENT_SECURITY_POLICY } from '../../src/openapi/serveDocs.js';
-import { fakeServices } from '../support/fakeServices.js';
 import { listenHardened, rawExchange } from '../http/listenHardened.js';
+import { fakeServices } from '../support/fakeServices.js';
 
 describe('GET /docs and its assets', () => {
   let server: Awaited<ReturnType<typeof listenHardened>>;
@@ -41,7 +41,14 @@ describe('GET /docs and its assets', () => {
   });
 
   it('answers 404 in the envelope for any name not on its list, however the path is spelt', async () => {
-    for (const name of ['index.html', 'package.json', '..%2Fpackage.json', '%2e%2e%2f%2e%2e%2fpackage.json', 'constructor', '__proto__']) {
+    for (const name of [
+      'index.html',
+      'package.json',
+      '..%2Fpackage.json',
+      '%2e%2e%2f%2e%2e%2fpackage.json',
+      'constructor',
+      '__proto__',
+    ]) {
       const res = await fetch(`${server.url}/docs/assets/${name}`);
       assert.equal(res.status, 404, name);
       const body = (await res.json()) as { data: null; errors: Array<{ code: string }> };

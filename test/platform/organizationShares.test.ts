@@ -78,7 +78,10 @@ describe('platform calls: per-organization shares of the instance', () => {
   it("answers another organization while one organization's flood of 200 cold calls holds its whole share", async () => {
     const client = clientFor();
     const flood = Array.from({ length: 200 }, () => outcome(ask(client, 'org_flood')));
-    await eventually('the flood holds its share', () => platform.heldBy('org_flood') === PLATFORM_SHARES.perOrganization);
+    await eventually(
+      'the flood holds its share',
+      () => platform.heldBy('org_flood') === PLATFORM_SHARES.perOrganization,
+    );
 
     // The quiet organization's call reaches the platform while the flood holds its share.
     const quiet = outcome(ask(client, 'org_quiet'));
@@ -93,19 +96,23 @@ describe('platform calls: per-organization shares of the instance', () => {
     // The share runs and one share's worth waits; every further call is refused at once.
     assert.equal(served, PLATFORM_SHARES.perOrganization + PLATFORM_SHARES.queuedPerOrganization);
     assert.equal(refused.length, 200 - served);
-    for (const o of refused) assert.deepEqual(o, { ok: false, status: 503, retryAfter: String(PLATFORM_SHARES.retryAfterSeconds) });
+    for (const o of refused)
+      assert.deepEqual(o, { ok: false, status: 503, retryAfter: String(PLATFORM_SHARES.retryAfterSeconds) });
     assert.equal(platform.maxHeldBy.get('org_flood'), PLATFORM_SHARES.perOrganization);
   });
 
   it('never holds more than the overall cap at the platform, with many organizations flooding at once', async () => {
     const client = clientFor();
     const organizations = Array.from({ length: 8 }, (_, i) => `org_${i}`);
-    const calls = organizations.flatMap((organizationId) => Array.from({ length: 25 }, () => outcome(ask(client, organizationId))));
+    const calls = organizations.flatMap((organizationId) =>
+      Array.from({ length: 25 }, () => outcome(ask(client, organizationId))),
+    );
     await eventually('the overall cap held', () => platform.held.length === PLATFORM_SHARES.overall);
     releasing = setInterval(() => platform.releaseAll(), 5);
     const outcomes = await Promise.all(calls);
     assert.equal(platform.maxHeldTotal, PLATFORM_SHARES.overall);
-    for (const organizationId of organizations) assert.ok((platform.maxHeldBy.get(organizationId) ?? 0) <= PLATFORM_SHARES.perOrganization);
+    for (const organizationId of organizations)
+      assert.ok((platform.maxHeldBy.get(organizationId) ?? 0) <= PLATFORM_SHARES.perOrganization);
     // Whatever did not fit was refused with 503 and Retry-After, never left waiting.
     for (const o of outcomes) if (!o.ok) assert.equal(o.status, 503);
     assert.ok(outcomes.some((o) => o.ok));
@@ -114,7 +121,10 @@ describe('platform calls: per-organization shares of the instance', () => {
   it("keeps the readiness probe out of the organizations' shares", async () => {
     const client = clientFor();
     const flood = Array.from({ length: 100 }, () => outcome(ask(client, 'org_flood')));
-    await eventually('the flood holds its share', () => platform.heldBy('org_flood') === PLATFORM_SHARES.perOrganization);
+    await eventually(
+      'the flood holds its share',
+      () => platform.heldBy('org_flood') === PLATFORM_SHARES.perOrganization,
+    );
     const probe = client.request(ReadinessProbeDocument, {});
     await eventually('the probe at the platform', () => platform.held.length === PLATFORM_SHARES.perOrganization + 1);
     releasing = setInterval(() => platform.releaseAll(), 5);

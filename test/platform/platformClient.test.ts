@@ -61,20 +61,34 @@ describe('platform client', () => {
     await ask();
     scope.done();
     const bodies = sent.map((s) => JSON.parse(s.body) as Record<string, unknown>);
-    assert.deepEqual(bodies.map((b) => Object.keys(b)), [
-      ['query', 'variables', 'operationName'],
-      ['query', 'variables', 'operationName'],
-      ['query', 'variables', 'operationName'],
-    ]);
-    assert.deepEqual(bodies[0], { query: AiVisibilityDocument.toString(), variables: VARIABLES, operationName: 'AiVisibility' });
-    assert.deepEqual(bodies[1], { query: LatestAuditDocument.toString(), variables: auditVariables, operationName: 'LatestAudit' });
+    assert.deepEqual(
+      bodies.map((b) => Object.keys(b)),
+      [
+        ['query', 'variables', 'operationName'],
+        ['query', 'variables', 'operationName'],
+        ['query', 'variables', 'operationName'],
+      ],
+    );
+    assert.deepEqual(bodies[0], {
+      query: AiVisibilityDocument.toString(),
+      variables: VARIABLES,
+      operationName: 'AiVisibility',
+    });
+    assert.deepEqual(bodies[1], {
+      query: LatestAuditDocument.toString(),
+      variables: auditVariables,
+      operationName: 'LatestAudit',
+    });
     assert.deepEqual(bodies[2], bodies[0]);
     for (const { headers } of sent) {
       assert.equal(headers['content-type'], 'application/json');
       assert.equal(headers.accept, 'application/graphql-response+json, application/json');
       assert.equal(headers.authorization, `Bearer ${PLATFORM_TOKEN}`);
     }
-    assert.deepEqual(calls.map((c) => c.operation), ['AiVisibility', 'LatestAudit', 'AiVisibility']);
+    assert.deepEqual(
+      calls.map((c) => c.operation),
+      ['AiVisibility', 'LatestAudit', 'AiVisibility'],
+    );
   });
 
   it('turns a GraphQL `errors` answer into bad_answer, even with partial data', async () => {
@@ -144,12 +158,15 @@ describe('platform client', () => {
   it('reads a Retry-After given as an HTTP date', async () => {
     const at = new Date(Date.now() + 30_000).toUTCString();
     const { scope } = mockPlatform({ status: 503, body: '', headers: { 'retry-after': at } });
-    await assert.rejects(() => ask(), (err: unknown) => {
-      assert.ok(err instanceof UpstreamError && err.failure === 'throttled');
-      const seconds = err.retryAfterSeconds ?? 0;
-      assert.ok(seconds >= 25 && seconds <= 31, `about 30 s, got ${seconds}`);
-      return true;
-    });
+    await assert.rejects(
+      () => ask(),
+      (err: unknown) => {
+        assert.ok(err instanceof UpstreamError && err.failure === 'throttled');
+        const seconds = err.retryAfterSeconds ?? 0;
+        assert.ok(seconds >= 25 && seconds <= 31, `about 30 s, got ${seconds}`);
+        return true;
+      },
+    );
     scope.done();
   });
 
@@ -169,7 +186,11 @@ describe('platform client', () => {
         probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
       });
     });
-    const local = createPlatformClient({ url: `http://127.0.0.1:${port}/graphql`, token: PLATFORM_TOKEN, timeoutMs: 2000 });
+    const local = createPlatformClient({
+      url: `http://127.0.0.1:${port}/graphql`,
+      token: PLATFORM_TOKEN,
+      timeoutMs: 2000,
+    });
     await assert.rejects(() => local.request(AiVisibilityDocument, VARIABLES), upstream('unreachable'));
   });
 
@@ -199,15 +220,18 @@ describe('platform client', () => {
 
   it('keeps upstream details out of the error message shown to consumers (detail is for logs)', async () => {
     const { scope } = mockPlatform({ body: { errors: [{ message: 'secret internal detail' }] } });
-    await assert.rejects(() => ask(), (err: unknown) => {
-      assert.ok(err instanceof UpstreamError);
-      // The detail may carry the upstream message: only logs read it, toApiError drops it.
-      assert.match(err.detail, /secret internal detail/);
-      const shown = toApiError(err);
-      assert.equal(shown.code, 'UPSTREAM_ERROR');
-      assert.ok(!shown.message.includes('secret') && !shown.message.includes('platform.test'));
-      return true;
-    });
+    await assert.rejects(
+      () => ask(),
+      (err: unknown) => {
+        assert.ok(err instanceof UpstreamError);
+        // The detail may carry the upstream message: only logs read it, toApiError drops it.
+        assert.match(err.detail, /secret internal detail/);
+        const shown = toApiError(err);
+        assert.equal(shown.code, 'UPSTREAM_ERROR');
+        assert.ok(!shown.message.includes('secret') && !shown.message.includes('platform.test'));
+        return true;
+      },
+    );
     scope.done();
   });
 });

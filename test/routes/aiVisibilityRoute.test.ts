@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
+import { AI_PROGRAM, aiVisibilityAnswer } from '../fixtures/platformAnswers.js';
 import { useServedApp } from '../support/callApi.js';
 import { PLATFORM_TOKEN } from '../support/fakeServices.js';
 import { assertEveryCallScoped, mockPlatform } from '../support/platformMock.js';
-import { AI_PROGRAM, aiVisibilityAnswer } from '../fixtures/platformAnswers.js';
 
 describe('GET /v1/api/ai-visibility/summary', () => {
   const served = useServedApp();

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { Kind, parse, visit } from 'graphql';
+import { COMPLETED_AUDIT_RUN, latestAuditAnswer } from '../fixtures/platformAnswers.js';
 import { useServedApp } from '../support/callApi.js';
 import { PLATFORM_TOKEN } from '../support/fakeServices.js';
 import { assertEveryCallScoped, mockPlatform } from '../support/platformMock.js';
-import { COMPLETED_AUDIT_RUN, latestAuditAnswer } from '../fixtures/platformAnswers.js';
 
 describe('GET /v1/api/audit-issues', () => {
   const served = useServedApp();
@@ -44,7 +44,10 @@ describe('GET /v1/api/audit-issues', () => {
         fields.push(node.name.value);
         if (node.name.value === 'auditRuns') {
           auditRunsArguments = Object.fromEntries(
-            (node.arguments ?? []).map((a) => [a.name.value, a.value.kind === Kind.ENUM || a.value.kind === Kind.INT ? a.value.value : '?']),
+            (node.arguments ?? []).map((a) => [
+              a.name.value,
+              a.value.kind === Kind.ENUM || a.value.kind === Kind.INT ? a.value.value : '?',
+            ]),
           );
         }
       },
@@ -59,7 +62,10 @@ describe('GET /v1/api/audit-issues', () => {
     const answer = await served().call('/v1/api/audit-issues?site=shoes');
     scope.done();
     assert.equal(answer.status, 200);
-    assert.equal(answer.text, '{"data":{"site":"shoes","setup_required":true,"reason":"no_audit"},"meta":{},"errors":[]}');
+    assert.equal(
+      answer.text,
+      '{"data":{"site":"shoes","setup_required":true,"reason":"no_audit"},"meta":{},"errors":[]}',
+    );
   });
 
   it('answers 502 when the platform calls a run completed but gives no completedAt', async () => {

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
-import { useServedApp } from '../support/callApi.js';
-import { PLATFORM_TOKEN } from '../support/fakeServices.js';
-import { assertEveryCallScoped, mockPlatform, type PostedOperation } from '../support/platformMock.js';
 import {
+  type KeywordNode,
   keywordConnection,
   keywordNodes,
   keywordsAnswer,
   keywordsPageAnswer,
-  type KeywordNode,
 } from '../fixtures/platformAnswers.js';
+import { useServedApp } from '../support/callApi.js';
+import { PLATFORM_TOKEN } from '../support/fakeServices.js';
+import { assertEveryCallScoped, mockPlatform, type PostedOperation } from '../support/platformMock.js';
 
 interface PublicKeyword {
   keyword: string;
@@ -18,7 +18,9 @@ interface PublicKeyword {
 
 /** The page sizes each call asked for: [rankedFirst, unrankedFirst] for the first, `first` after. */
 const pageSizes = (posted: readonly PostedOperation[]) =>
-  posted.map((p) => (p.operationName === 'Keywords' ? [p.variables.rankedFirst, p.variables.unrankedFirst] : p.variables.first));
+  posted.map((p) =>
+    p.operationName === 'Keywords' ? [p.variables.rankedFirst, p.variables.unrankedFirst] : p.variables.first,
+  );
 
 describe('GET /v1/api/keywords', () => {
   const served = useServedApp();
@@ -51,14 +53,24 @@ describe('GET /v1/api/keywords', () => {
       meta: {},
       errors: [],
     });
-    assert.deepEqual(posted[0]?.variables, { organizationId: 'org_a', site: 'example.com', rankedFirst: 50, unrankedFirst: 50 });
+    assert.deepEqual(posted[0]?.variables, {
+      organizationId: 'org_a',
+      site: 'example.com',
+      rankedFirst: 50,
+      unrankedFirst: 50,
+    });
     assertEveryCallScoped(posted, 'org_a', PLATFORM_TOKEN);
   });
 
   it('pages through ranked keywords for limit=500, 200 at a time, following each endCursor', async () => {
     const ranked = keywordNodes('ranked ', 1000, 1);
     const { scope, posted } = mockPlatform(
-      { body: keywordsAnswer(keywordConnection(ranked.slice(0, 200), 'r1'), keywordConnection(keywordNodes('u ', 200, null), 'u1')) },
+      {
+        body: keywordsAnswer(
+          keywordConnection(ranked.slice(0, 200), 'r1'),
+          keywordConnection(keywordNodes('u ', 200, null), 'u1'),
+        ),
+      },
       { body: keywordsPageAnswer(keywordConnection(ranked.slice(200, 400), 'r2')) },
       { body: keywordsPageAnswer(keywordConnection(ranked.slice(400, 500), 'r3')) },
     );
@@ -85,7 +97,12 @@ describe('GET /v1/api/keywords', () => {
     const ranked = keywordNodes('ranked ', 250, 1);
     const unranked = keywordNodes('unranked ', 600, null);
     const { scope, posted } = mockPlatform(
-      { body: keywordsAnswer(keywordConnection(ranked.slice(0, 200), 'r1'), keywordConnection(unranked.slice(0, 200), 'u1')) },
+      {
+        body: keywordsAnswer(
+          keywordConnection(ranked.slice(0, 200), 'r1'),
+          keywordConnection(unranked.slice(0, 200), 'u1'),
+        ),
+      },
       { body: keywordsPageAnswer(keywordConnection(ranked.slice(200, 250), null)) },
       { body: keywordsPageAnswer(keywordConnection(unranked.slice(200, 250), 'u2')) },
     );
@@ -124,7 +141,10 @@ describe('GET /v1/api/keywords', () => {
 
   it('stops when the platform has no more pages, even short of the limit', async () => {
     const { scope, posted } = mockPlatform({
-      body: keywordsAnswer(keywordConnection(keywordNodes('r', 3, 1), null), keywordConnection(keywordNodes('u', 2, null), null)),
+      body: keywordsAnswer(
+        keywordConnection(keywordNodes('r', 3, 1), null),
+        keywordConnection(keywordNodes('u', 2, null), null),
+      ),
     });
     const answer = await served().call('/v1/api/keywords?site=example.com&limit=500');
     scope.done();
@@ -147,13 +167,16 @@ describe('GET /v1/api/keywords', () => {
       scope.done();
       const expected = Math.min(Number(limit), 500);
       assert.equal((answer.body as { data: { keywords: unknown[] } }).data.keywords.length, expected, limit);
-      for (const size of pageSizes(posted).flat()) assert.ok(typeof size === 'number' && size <= 200, `${limit}: page ${String(size)}`);
+      for (const size of pageSizes(posted).flat())
+        assert.ok(typeof size === 'number' && size <= 200, `${limit}: page ${String(size)}`);
     }
   });
 
   it('uses the default limit 50 for an invalid limit', async () => {
     for (const limit of ['0', '-1', 'abc', '2.5', '', '10&limit=20']) {
-      const { scope, posted } = mockPlatform({ body: keywordsAnswer(keywordConnection([], null), keywordConnection([], null)) });
+      const { scope, posted } = mockPlatform({
+        body: keywordsAnswer(keywordConnection([], null), keywordConnection([], null)),
+      });
       const answer = await served().call(`/v1/api/keywords?site=example.com&limit=${limit}`);
       scope.done();
       assert.equal(answer.status, 200);
@@ -162,7 +185,12 @@ describe('GET /v1/api/keywords', () => {
   });
 
   it('re-orders what it got into public order (ties by code point)', async () => {
-    const node = (keyword: string, position: number | null): KeywordNode => ({ keyword, position, searchVolume: null, cluster: null });
+    const node = (keyword: string, position: number | null): KeywordNode => ({
+      keyword,
+      position,
+      searchVolume: null,
+      cluster: null,
+    });
     const { scope } = mockPlatform({
       body: keywordsAnswer(
         keywordConnection([node('\u{1F600}', 2), node('\uE000', 2), node('a', 1)], null),

@@ -68,7 +68,11 @@ const BAD_SITES: ReadonlyArray<[string | string[] | undefined, string]> = [
 ];
 
 const refusal = (reason: string) => (err: unknown) =>
-  err instanceof ApiError && err.code === 'BAD_REQUEST' && err.status === 400 && err.reason === reason && err.message.length > 0;
+  err instanceof ApiError &&
+  err.code === 'BAD_REQUEST' &&
+  err.status === 400 &&
+  err.reason === reason &&
+  err.message.length > 0;
 
 describe('query rules, over the zod declarations of the routes', () => {
   for (const [query, name, fallback, max] of NUMBERS) {

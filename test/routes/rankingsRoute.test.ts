@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { serveApp, type ServedApp } from '../support/callApi.js';
+import { RANKINGS_MOVERS, RANKINGS_SITE, rankingsAnswer } from '../fixtures/platformAnswers.js';
+import { type ServedApp, serveApp } from '../support/callApi.js';
 import { PLATFORM_TOKEN } from '../support/fakeServices.js';
 import { assertEveryCallScoped, mockPlatform } from '../support/platformMock.js';
-import { RANKINGS_MOVERS, RANKINGS_SITE, rankingsAnswer } from '../fixtures/platformAnswers.js';
 
 describe('GET /v1/api/rankings', () => {
   let app: ServedApp;
@@ -81,7 +81,11 @@ describe('GET /v1/api/rankings', () => {
     const many = {
       latest: {
         date: '2026-11-21',
-        entries: Array.from({ length: 150 }, (_, i) => ({ keywordId: `k${i}`, keyword: `kw ${String(i).padStart(3, '0')}`, position: 1 + (i % 100) })),
+        entries: Array.from({ length: 150 }, (_, i) => ({
+          keywordId: `k${i}`,
+          keyword: `kw ${String(i).padStart(3, '0')}`,
+          position: 1 + (i % 100),
+        })),
       },
       start: null,
     };
@@ -120,9 +124,11 @@ describe('GET /v1/api/rankings', () => {
     ]);
   });
 
-  it('scopes the platform call to the key\'s organization, whatever the query string says', async () => {
+  it("scopes the platform call to the key's organization, whatever the query string says", async () => {
     const { scope, posted } = mockPlatform({ body: rankingsAnswer(RANKINGS_SITE) });
-    const answer = await app.call('/v1/api/rankings?site=shoes.example&organizationId=org_a&org=org_a', { key: 'key-org-b' });
+    const answer = await app.call('/v1/api/rankings?site=shoes.example&organizationId=org_a&org=org_a', {
+      key: 'key-org-b',
+    });
     scope.done();
     assert.equal(answer.status, 200);
     assertEveryCallScoped(posted, 'org_b', PLATFORM_TOKEN);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
-import { assertSafeFailure, serveApp, type ServedApp } from '../support/callApi.js';
+import { NO_ORGANIZATION, NO_SITE, TWO_SITES } from '../fixtures/platformAnswers.js';
+import { assertSafeFailure, type ServedApp, serveApp } from '../support/callApi.js';
 import { PLATFORM_TOKEN, PLATFORM_URL } from '../support/fakeServices.js';
 import { graphqlData, mockPlatform, unreachablePlatform } from '../support/platformMock.js';
-import { NO_ORGANIZATION, NO_SITE, TWO_SITES } from '../fixtures/platformAnswers.js';
 
 const ROUTES = [
   { path: '/v1/api/rankings', operation: 'Rankings' },
@@ -15,7 +15,8 @@ const ROUTES = [
 /** Words only the platform knows: none may reach a consumer. */
 const UPSTREAM_WORDS = ['Cannot query field', 'secretField', 'db-7.internal', 'ECONNREFUSED', 'BAD_USER_INPUT', 'boom'];
 
-const errorOf = (body: unknown) => (body as { errors: Array<{ code: string; message: string; reason?: string }> }).errors[0];
+const errorOf = (body: unknown) =>
+  (body as { errors: Array<{ code: string; message: string; reason?: string }> }).errors[0];
 
 describe('route errors', () => {
   let app: ServedApp;
@@ -35,7 +36,18 @@ describe('route errors', () => {
   for (const route of ROUTES) {
     describe(route.path, () => {
       it('answers 400 BAD_REQUEST for a missing, blank, whitespace-only or repeated site, asking nothing upstream', async () => {
-        for (const query of ['', '?', '?days=3&limit=2', '?site=', '?site', '?site=%20%20', '?site=%09%0A%E3%80%80', '?site=a.com&site=b.com', '?site=a.com&site=a.com', '?site=&site=a.com']) {
+        for (const query of [
+          '',
+          '?',
+          '?days=3&limit=2',
+          '?site=',
+          '?site',
+          '?site=%20%20',
+          '?site=%09%0A%E3%80%80',
+          '?site=a.com&site=b.com',
+          '?site=a.com&site=a.com',
+          '?site=&site=a.com',
+        ]) {
           const answer = await app.call(`${route.path}${query}`);
           assert.equal(answer.status, 400, query);
           assertSafeFailure(answer, 'BAD_REQUEST');
@@ -96,7 +108,14 @@ describe('route errors', () => {
           { status: 500, body: { errors: [{ message: 'boom at db-7.internal' }] } },
           { status: 502, body: '<html>db-7.internal</html>', headers: { 'content-type': 'text/html' } },
           { body: '{"data": {"organization": ' },
-          { body: { data: null, errors: [{ message: 'Cannot query field "secretField" on type "Site".', extensions: { code: 'BAD_USER_INPUT' } }] } },
+          {
+            body: {
+              data: null,
+              errors: [
+                { message: 'Cannot query field "secretField" on type "Site".', extensions: { code: 'BAD_USER_INPUT' } },
+              ],
+            },
+          },
           { status: 401, body: '' },
           { body: graphqlData({ organization: { siteLookup: 'not a list' } }) },
         );

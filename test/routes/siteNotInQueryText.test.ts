@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
-import { useServedApp } from '../support/callApi.js';
-import { mockPlatform, type PlatformReply, type PostedOperation } from '../support/platformMock.js';
 import {
   AI_PROGRAM,
-  COMPLETED_AUDIT_RUN,
-  RANKINGS_SITE,
   aiVisibilityAnswer,
+  COMPLETED_AUDIT_RUN,
   keywordConnection,
   keywordNodes,
   keywordsAnswer,
   keywordsPageAnswer,
   latestAuditAnswer,
+  RANKINGS_SITE,
   rankingsAnswer,
 } from '../fixtures/platformAnswers.js';
+import { useServedApp } from '../support/callApi.js';
+import { mockPlatform, type PlatformReply, type PostedOperation } from '../support/platformMock.js';
 
 /** A site value no query text could hold by chance, with GraphQL-significant characters in it. */
 const SITE = 'zq-distinctive-site-7781") { __typename } #.example';

@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
-import nock from 'nock';
 import { createApp } from '../../src/app.js';
-import type { Services } from '../../src/services.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
+import type { Services } from '../../src/services.js';
 import { fakeServices, PLATFORM_TOKEN, PLATFORM_URL } from './fakeServices.js';
 import { listen } from './http.js';
 
@@ -16,7 +15,10 @@ export interface ApiAnswer {
 
 export interface ServedApp {
   /** GET (or `method`) a path with the given bearer key (none when `key` is null). */
-  call(path: string, options?: { key?: string | null; method?: string; headers?: Record<string, string> }): Promise<ApiAnswer>;
+  call(
+    path: string,
+    options?: { key?: string | null; method?: string; headers?: Record<string, string> },
+  ): Promise<ApiAnswer>;
   close(): Promise<void>;
 }
 
@@ -81,5 +83,6 @@ export function assertSafeFailure(answer: ApiAnswer, code: string, upstreamWords
   const [entry] = body.errors;
   assert.equal(entry?.code, code);
   assert.equal(typeof entry?.message, 'string');
-  for (const field of Object.keys(entry ?? {})) assert.ok(['code', 'message', 'reason'].includes(field), `extra field ${field}`);
+  for (const field of Object.keys(entry ?? {}))
+    assert.ok(['code', 'message', 'reason'].includes(field), `extra field ${field}`);
 }

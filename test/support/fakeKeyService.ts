@@ -70,7 +70,8 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
     if (req.method === 'POST' && req.url === '/v1/keys/verify') {
       verifyCalls += 1;
       const keyHash = isRecord(body) ? body.keyHash : undefined;
-      if (typeof keyHash !== 'string' || !/^[0-9a-f]{64}$/.test(keyHash)) return json(res, 400, { error: 'invalid_request' });
+      if (typeof keyHash !== 'string' || !/^[0-9a-f]{64}$/.test(keyHash))
+        return json(res, 400, { error: 'invalid_request' });
       const answer = answers.get(keyHash);
       return answer ? json(res, 200, answer) : json(res, 404, { error: 'unknown_key' });
     }

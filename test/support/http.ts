@@ -1,9 +1,11 @@
-import type { AddressInfo } from 'node:net';
 import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type Koa from 'koa';
 
 /** Serves a Koa app on a free loopback port for real HTTP requests from tests. */
-export async function listen(app: Koa<never> | Koa<object> | { callback(): Parameters<typeof createServer>[1] }): Promise<{
+export async function listen(
+  app: Koa<never> | Koa<object> | { callback(): Parameters<typeof createServer>[1] },
+): Promise<{
   url: string;
   close(): Promise<void>;
 }> {

@@ -2,12 +2,12 @@ import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator, type KeyAuthenticatorCacheOptions } from '../../src/auth/keyAuthenticator.js';
+import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
 import { createUsageBuffer } from '../../src/usage/createUsageBuffer.js';
 import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import type { UsageRecorder } from '../../src/usage/usageRecorder.js';
-import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
 import type { FakeKeyService } from './fakeKeyService.js';
-import { fakeServices, FIXED_NOW, PLATFORM_URL } from './fakeServices.js';
+import { FIXED_NOW, fakeServices, PLATFORM_URL } from './fakeServices.js';
 import { listen } from './http.js';
 import { keywordsData } from './platformAnswers.js';
 
@@ -34,7 +34,10 @@ export function answerEveryPlatformCall(): void {
   nock(platform.origin).persist().post(platform.pathname).reply(200, { data: keywordsData() });
 }
 
-export async function startMeteredGateway(keyService: FakeKeyService, options: MeteredGatewayOptions = {}): Promise<MeteredGateway> {
+export async function startMeteredGateway(
+  keyService: FakeKeyService,
+  options: MeteredGatewayOptions = {},
+): Promise<MeteredGateway> {
   const logger = pino({ level: 'silent' });
   const client = createKeyServiceClient({
     url: keyService.url,
@@ -43,9 +46,21 @@ export async function startMeteredGateway(keyService: FakeKeyService, options: M
     events: { reconnectDelayMs: 10, maxReconnectDelayMs: 40, idleTimeoutMs: options.idleTimeoutMs ?? 60_000 },
   });
   const ledger = createUsageLedger();
-  const usage = createUsageBuffer({ sink: client, logger, ledger, flushIntervalMs: options.flushIntervalMs ?? 20, retryBaseMs: 5 });
+  const usage = createUsageBuffer({
+    sink: client,
+    logger,
+    ledger,
+    flushIntervalMs: options.flushIntervalMs ?? 20,
+    retryBaseMs: 5,
+  });
   const now = () => FIXED_NOW;
-  const authenticator = createKeyAuthenticator({ keyService: client, ledger, now, logger, ...(options.cache ? { cache: options.cache } : {}) });
+  const authenticator = createKeyAuthenticator({
+    keyService: client,
+    ledger,
+    now,
+    logger,
+    ...(options.cache ? { cache: options.cache } : {}),
+  });
   authenticator.start();
   const server = await listen(createApp(fakeServices({ authenticator, usage, now })));
   return {
@@ -66,7 +81,9 @@ export async function statusesOf(url: string, key: string, total: number, concur
   const worker = async (): Promise<void> => {
     while (next < total) {
       next += 1;
-      const res = await fetch(`${url}/v1/api/keywords?site=example.com`, { headers: { authorization: `Bearer ${key}` } });
+      const res = await fetch(`${url}/v1/api/keywords?site=example.com`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       const body = (await res.json()) as { errors: Array<{ reason?: string }> };
       statuses.push(res.status === 403 && body.errors[0]?.reason === 'usage_ceiling_reached' ? 403 : res.status);
     }

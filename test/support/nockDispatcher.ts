@@ -17,7 +17,10 @@ export class NockDispatcher extends Dispatcher {
     const origin = new URL(String(options.origin));
     if (isLoopback(origin.hostname)) return this.loopback.dispatch(options, handler);
     const events = toEvents(handler);
-    const req = httpRequest(new URL(options.path, origin), { method: options.method, headers: toHeaders(options.headers) });
+    const req = httpRequest(new URL(options.path, origin), {
+      method: options.method,
+      headers: toHeaders(options.headers),
+    });
     let settled = false;
     const fail = (err: Error) => {
       if (settled) return;

@@ -1,5 +1,5 @@
-import nock from 'nock';
 import Mocha, { type Context, type RootHookObject } from 'mocha';
+import nock from 'nock';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { NockDispatcher } from './nockDispatcher.js';
 

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 
 /**
  * A command started in a process group of its own (detached), as an operator's
@@ -36,7 +36,12 @@ export function startProcessGroup(
   args: readonly string[],
   options: { cwd: string; env: Record<string, string> },
 ): ProcessGroup {
-  const child = spawn(command, [...args], { cwd: options.cwd, env: options.env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(command, [...args], {
+    cwd: options.cwd,
+    env: options.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const pid = child.pid;
   if (pid === undefined) throw new Error(`${command} did not start`);
   let out = '';
@@ -83,7 +88,12 @@ export function startProcessGroup(
         const check = () => {
           const match = pattern.exec(out);
           if (match) return finish(() => resolve(match));
-          if (ended) finish(() => reject(new Error(`${command} ended (${JSON.stringify(ended)}) before printing ${pattern}:\n${out}\n${err}`)));
+          if (ended)
+            finish(() =>
+              reject(
+                new Error(`${command} ended (${JSON.stringify(ended)}) before printing ${pattern}:\n${out}\n${err}`),
+              ),
+            );
         };
         const timer = setTimeout(
           () => finish(() => reject(new Error(`no ${pattern} from ${command} within ${withinMs} ms:\n${out}\n${err}`))),

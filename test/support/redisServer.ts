@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { createServer, Socket } from 'node:net';
 import { isRequired } from './testEnvironment.js';
 
@@ -39,7 +39,9 @@ export function redisServerInstalled(): boolean {
 export function skipWithoutRedis(context: Mocha.Context): void {
   if (redisServerInstalled()) return;
   if (redisRequired()) throw new Error('redis-server is not installed, and REQUIRE_REDIS=1 demands the Redis tests');
-  console.warn('\n  !!! redis-server is not installed: SKIPPING the Redis tests (set REQUIRE_REDIS=1 to fail instead)\n');
+  console.warn(
+    '\n  !!! redis-server is not installed: SKIPPING the Redis tests (set REQUIRE_REDIS=1 to fail instead)\n',
+  );
   context.skip(); // only where redis-server is missing and CI did not demand it (REQUIRE_REDIS)
 }
 
@@ -93,7 +95,11 @@ export async function startRedisServer(
   };
 }
 
-async function spawnRedis(port: number, configFile: string | undefined, args: readonly string[]): Promise<ChildProcess> {
+async function spawnRedis(
+  port: number,
+  configFile: string | undefined,
+  args: readonly string[],
+): Promise<ChildProcess> {
   const child = spawn(
     'redis-server',
     [

@@ -3,7 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { freePort, startRedisServer, type RedisServer } from './redisServer.js';
+import { freePort, type RedisServer, startRedisServer } from './redisServer.js';
 import { tempDir } from './tempDir.js';
 
 /**
@@ -34,9 +34,14 @@ export async function startSentinelSet(): Promise<SentinelSet> {
     await Promise.all([mkdir(masterDir), mkdir(replicaDir)]);
     const master = await startRedisServer({ args: ['--dir', masterDir] });
     started.push(master);
-    const replica = await startRedisServer({ args: ['--dir', replicaDir, '--replicaof', '127.0.0.1', String(master.port)] });
+    const replica = await startRedisServer({
+      args: ['--dir', replicaDir, '--replicaof', '127.0.0.1', String(master.port)],
+    });
     started.push(replica);
-    await waitFor(() => info(replica.port, 'replication'), (text) => text.includes('master_link_status:up'));
+    await waitFor(
+      () => info(replica.port, 'replication'),
+      (text) => text.includes('master_link_status:up'),
+    );
     const sentinels: RedisServer[] = [];
     for (let i = 0; i < 2; i++) {
       // A sentinel rewrites its configuration file: each gets its own.

@@ -3,10 +3,10 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { childEnvironment, freePort } from '../support/childEnvironment.js';
-import { startFakeKeyService, type FakeKeyService } from '../support/fakeKeyService.js';
+import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
 import { testKey, verifyAnswer } from '../support/keys.js';
 import { keywordsData } from '../support/platformAnswers.js';
-import { startProcessGroup, type ProcessGroup } from '../support/processGroup.js';
+import { type ProcessGroup, startProcessGroup } from '../support/processGroup.js';
 
 /**
  * Tracing as an operator turns it on: the gateway as a child process with the standard
@@ -47,7 +47,9 @@ interface OtlpSpan {
 function spansOf(received: readonly Received[]): OtlpSpan[] {
   const spans: OtlpSpan[] = [];
   for (const { body } of received) {
-    const payload = JSON.parse(body.toString('utf8')) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: OtlpSpan[] }> }> };
+    const payload = JSON.parse(body.toString('utf8')) as {
+      resourceSpans: Array<{ scopeSpans: Array<{ spans: OtlpSpan[] }> }>;
+    };
     for (const resource of payload.resourceSpans) for (const scope of resource.scopeSpans) spans.push(...scope.spans);
   }
   return spans;
@@ -73,7 +75,8 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
       req.on('end', () => {
-        if (req.method === 'POST' && req.url === '/v1/traces') received.push({ contentType: req.headers['content-type'], body: Buffer.concat(chunks) });
+        if (req.method === 'POST' && req.url === '/v1/traces')
+          received.push({ contentType: req.headers['content-type'], body: Buffer.concat(chunks) });
         res.writeHead(200, { 'content-type': req.headers['content-type'] ?? 'application/json' }).end('{}');
       });
     });

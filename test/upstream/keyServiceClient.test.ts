@@ -5,12 +5,12 @@ import nock from 'nock';
 import { UpstreamError } from '../../src/errors.js';
 import {
   createKeyServiceClient,
-  UsageRejectedError,
   type KeyServiceCall,
   type KeyServiceEvent,
+  UsageRejectedError,
 } from '../../src/upstream/keyServiceClient.js';
 import { eventually } from '../support/eventually.js';
-import { startFakeKeyService, type FakeKeyService } from '../support/fakeKeyService.js';
+import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
 import { keyHashOf, testKey, verifyAnswer } from '../support/keys.js';
 
 const KEY_SERVICE = 'http://key-service.test';
@@ -248,14 +248,25 @@ describe('keyServiceClient', () => {
       fake.sendEvent('reset', {});
       await eventually('three events', () => received.length === 3);
       assert.deepEqual(received, [
-        { type: 'key.revoked', keyId: 'key_1', keyHash: HASH, organizationId: 'org_a', revokedAt: '2026-11-21T12:00:00.000Z' },
+        {
+          type: 'key.revoked',
+          keyId: 'key_1',
+          keyHash: HASH,
+          organizationId: 'org_a',
+          revokedAt: '2026-11-21T12:00:00.000Z',
+        },
         { type: 'organization.updated', organizationId: 'org_b' },
         { type: 'reset' },
       ]);
     });
 
     it('sends the service token to the stream', async () => {
-      const keyService = createKeyServiceClient({ url: fake.url, token: 'wrong', timeoutMs: 1000, events: { reconnectDelayMs: 10 } });
+      const keyService = createKeyServiceClient({
+        url: fake.url,
+        token: 'wrong',
+        timeoutMs: 1000,
+        events: { reconnectDelayMs: 10 },
+      });
       const stream = keyService.followEvents({ onEvent: () => {} });
       streams.push(stream);
       await eventually('refused attempts', () => fake.unauthorizedRequests() >= 2);

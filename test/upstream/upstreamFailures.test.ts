@@ -24,7 +24,9 @@ describe('upstream failures, classified alike for both upstreams', () => {
   let server: Awaited<ReturnType<typeof listen>>;
 
   before(async () => {
-    server = await listen({ callback: () => (req: IncomingMessage, res: ServerResponse) => req.resume().on('end', () => handler(req, res)) });
+    server = await listen({
+      callback: () => (req: IncomingMessage, res: ServerResponse) => req.resume().on('end', () => handler(req, res)),
+    });
   });
   after(() => server.close());
 
@@ -37,12 +39,32 @@ describe('upstream failures, classified alike for both upstreams', () => {
 
   const cases: Array<[string, Handler, UpstreamFailure]> = [
     ['no answer within the timeout', () => undefined, 'timeout'],
-    ['a body that stalls past the timeout', (_req, res) => res.writeHead(200, { 'content-length': '100' }).write('{"da'), 'timeout'],
+    [
+      'a body that stalls past the timeout',
+      (_req, res) => res.writeHead(200, { 'content-length': '100' }).write('{"da'),
+      'timeout',
+    ],
     ['a connection reset before any answer', (req) => req.socket.destroy(), 'unreachable'],
-    ['a 500', (_req, res) => res.writeHead(500, { 'content-type': 'application/json' }).end('{"errors":[{"message":"boom"}]}'), 'bad_answer'],
-    ['malformed JSON', (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"data": {'), 'bad_answer'],
-    ['a redirect (not followed)', (_req, res) => res.writeHead(307, { location: 'http://127.0.0.1:1/elsewhere' }).end(), 'bad_answer'],
-    ['a gzip body that does not decode', (_req, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end('nope'), 'bad_answer'],
+    [
+      'a 500',
+      (_req, res) => res.writeHead(500, { 'content-type': 'application/json' }).end('{"errors":[{"message":"boom"}]}'),
+      'bad_answer',
+    ],
+    [
+      'malformed JSON',
+      (_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"data": {'),
+      'bad_answer',
+    ],
+    [
+      'a redirect (not followed)',
+      (_req, res) => res.writeHead(307, { location: 'http://127.0.0.1:1/elsewhere' }).end(),
+      'bad_answer',
+    ],
+    [
+      'a gzip body that does not decode',
+      (_req, res) => res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end('nope'),
+      'bad_answer',
+    ],
     ['a 429', (_req, res) => res.writeHead(429, { 'retry-after': '3' }).end(), 'throttled'],
   ];
   for (const [what, reply, failure] of cases) {
@@ -53,7 +75,10 @@ describe('upstream failures, classified alike for both upstreams', () => {
   }
 
   it('reads a gzip answer of the key service as any other', async () => {
-    handler = (_req, res) => res.writeHead(404, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end(gzipSync('{"error":"unknown_key"}'));
+    handler = (_req, res) =>
+      res
+        .writeHead(404, { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+        .end(gzipSync('{"error":"unknown_key"}'));
     assert.equal(await keyService().verify('a'.repeat(64)), null);
   });
 });

@@ -32,12 +32,26 @@ describe('upstream HTTP (undici)', () => {
   it('sends the method, headers and body, and returns status, headers and body', async () => {
     let seen: { method?: string; authorization?: string; encoding?: string; body?: string } = {};
     handler = (req, body, res) => {
-      seen = { method: req.method, authorization: req.headers.authorization, encoding: req.headers['accept-encoding'], body };
+      seen = {
+        method: req.method,
+        authorization: req.headers.authorization,
+        encoding: req.headers['accept-encoding'],
+        body,
+      };
       res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' });
       res.end('{"errors":[{"message":"slow down"}]}');
     };
-    const answer = await http.send(`${server.url}/graphql`, { method: 'POST', headers: { authorization: 'Bearer token-1' }, body: '{"query":"{ __typename }"}' });
-    assert.deepEqual(seen, { method: 'POST', authorization: 'Bearer token-1', encoding: 'gzip, deflate, br', body: '{"query":"{ __typename }"}' });
+    const answer = await http.send(`${server.url}/graphql`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer token-1' },
+      body: '{"query":"{ __typename }"}',
+    });
+    assert.deepEqual(seen, {
+      method: 'POST',
+      authorization: 'Bearer token-1',
+      encoding: 'gzip, deflate, br',
+      body: '{"query":"{ __typename }"}',
+    });
     assert.equal(answer.status, 429);
     assert.equal(answer.headers['retry-after'], '7');
     assert.equal(answer.text, '{"errors":[{"message":"slow down"}]}');
@@ -64,7 +78,10 @@ describe('upstream HTTP (undici)', () => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
       res.end('not gzip at all');
     };
-    await assert.rejects(http.send(`${server.url}/graphql`, POST), (err: unknown) => err instanceof Error && !(err instanceof DeadlineError));
+    await assert.rejects(
+      http.send(`${server.url}/graphql`, POST),
+      (err: unknown) => err instanceof Error && !(err instanceof DeadlineError),
+    );
   });
 
   it('rejects an answer whose connection drops before the body ends', async () => {
@@ -161,8 +178,12 @@ describe('upstream HTTP (undici)', () => {
     // Calls one after another after the burst run on kept-alive connections: at most the
     // first may open one (if the pool has not yet taken its connections back).
     const afterBurst = sockets.size;
-    for (const body of bodies.slice(0, 20)) assert.equal((await http.send(`${server.url}/echo`, { ...POST, body })).text, body);
-    assert.ok(sockets.size - afterBurst <= 1, `20 calls after the burst opened ${sockets.size - afterBurst} connections`);
+    for (const body of bodies.slice(0, 20))
+      assert.equal((await http.send(`${server.url}/echo`, { ...POST, body })).text, body);
+    assert.ok(
+      sockets.size - afterBurst <= 1,
+      `20 calls after the burst opened ${sockets.size - afterBurst} connections`,
+    );
   });
 
   describe('as the fetch graphql-request is given', () => {
@@ -204,7 +225,10 @@ describe('upstream HTTP (undici)', () => {
         calls += 1;
         res.end();
       };
-      await assert.rejects(fetchOverUndici(`${server.url}/graphql`, { method: 'POST', body: new Uint8Array([1]) }), TypeError);
+      await assert.rejects(
+        fetchOverUndici(`${server.url}/graphql`, { method: 'POST', body: new Uint8Array([1]) }),
+        TypeError,
+      );
       assert.equal(calls, 0);
     });
   });

@@ -1,8 +1,14 @@
 import assert from 'node:assert/strict';
 import { eventually } from '../support/eventually.js';
-import { startFakeKeyService, type FakeKeyService } from '../support/fakeKeyService.js';
+import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
 import { testKey, verifyAnswer } from '../support/keys.js';
-import { answerEveryPlatformCall, countOf, startMeteredGateway, statusesOf, type MeteredGateway } from '../support/meteredGateway.js';
+import {
+  answerEveryPlatformCall,
+  countOf,
+  type MeteredGateway,
+  startMeteredGateway,
+  statusesOf,
+} from '../support/meteredGateway.js';
 
 /**
  * The usage ceiling on one instance, over real HTTP: a key service whose `used` moves as
@@ -91,7 +97,9 @@ describe('usage ceiling over HTTP', () => {
         const headroom = 100;
         keyService.setAnswer(KEY, verifyAnswer(KEY, { usage: { used: CEILING - headroom, ceiling: CEILING } }));
         await startInstances(instances, 1000);
-        const statuses = (await Promise.all(gateways.map((gateway) => statusesOf(gateway.url, KEY, 150, clientsPerInstance)))).flat();
+        const statuses = (
+          await Promise.all(gateways.map((gateway) => statusesOf(gateway.url, KEY, 150, clientsPerInstance)))
+        ).flat();
         await eventually('usage delivered', () => gateways.every((gateway) => gateway.usage.pendingTotal() === 0));
         const served = countOf(statuses, 200);
         assert.equal(keyService.usageEvents.length, served);
@@ -99,8 +107,11 @@ describe('usage ceiling over HTTP', () => {
         // The README's bound: near the ceiling each call is sent at once, so what an instance cannot
         // see is the others' calls in flight or on their way to the key service, one or two per client.
         const bound = (instances - 1) * clientsPerInstance * 2;
-        assert.ok(served - headroom <= bound, `served ${served}: ${served - headroom} over the ceiling, bound ${bound}`);
+        assert.ok(
+          served - headroom <= bound,
+          `served ${served}: ${served - headroom} over the ceiling, bound ${bound}`,
+        );
       });
     }
   });
-  });
+});

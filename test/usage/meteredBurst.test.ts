@@ -132,10 +132,15 @@ describe('usage metering over HTTP', () => {
     assert.equal(sink.calls.length, 3, 'two failed attempts, then accepted');
     const counted = [...sink.counted.values()];
     assert.equal(counted.length, 7);
-    assert.deepEqual(
-      counted.map((e) => e.organizationId).sort(),
-      ['org_a', 'org_a', 'org_a', 'org_a', 'org_a', 'org_b', 'org_b'],
-    );
+    assert.deepEqual(counted.map((e) => e.organizationId).sort(), [
+      'org_a',
+      'org_a',
+      'org_a',
+      'org_a',
+      'org_a',
+      'org_b',
+      'org_b',
+    ]);
     for (const event of counted) {
       assert.equal(event.route, '/v1/api/keywords');
       assert.equal(event.at, NOW.toISOString());

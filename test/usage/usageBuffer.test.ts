@@ -59,8 +59,20 @@ describe('usage buffer', () => {
     const events = sink.calls.flat();
     assert.equal(new Set(events.map((e) => e.id)).size, 10);
     for (const event of events) assert.match(event.id, UUID);
-    assert.deepEqual(events[0], { ...events[0], keyId: 'key_a', organizationId: 'org_a', route: '/v1/api/keywords', at: '2026-11-21T12:00:00.000Z' });
-    assert.deepEqual(events[9], { ...events[9], keyId: 'key_b', organizationId: 'org_b', route: '/v1/api/rankings', at: '2026-11-21T12:00:00.000Z' });
+    assert.deepEqual(events[0], {
+      ...events[0],
+      keyId: 'key_a',
+      organizationId: 'org_a',
+      route: '/v1/api/keywords',
+      at: '2026-11-21T12:00:00.000Z',
+    });
+    assert.deepEqual(events[9], {
+      ...events[9],
+      keyId: 'key_b',
+      organizationId: 'org_b',
+      route: '/v1/api/rankings',
+      at: '2026-11-21T12:00:00.000Z',
+    });
     assert.equal(usage.pendingTotal(), 0);
   });
 
@@ -128,7 +140,16 @@ describe('usage buffer', () => {
   it('refuses further calls (a busy key service: 503) once maxPending events wait, and takes them again once sent', async () => {
     const down = new UpstreamError('key-service', 'unreachable', 'refused');
     const sink = new ScriptedSink([down]);
-    const usage = createUsageBuffer({ sink, logger: silent, batchSize: 10, flushIntervalMs: 1, retryBaseMs: 20, retryMaxMs: 20, maxPending: 3, random: () => 0.5 });
+    const usage = createUsageBuffer({
+      sink,
+      logger: silent,
+      batchSize: 10,
+      flushIntervalMs: 1,
+      retryBaseMs: 20,
+      retryMaxMs: 20,
+      maxPending: 3,
+      random: () => 0.5,
+    });
     for (let i = 0; i < 3; i++) {
       usage.ensureRoom();
       usage.record(ORG_A, '/v1/api/keywords');
@@ -172,8 +193,16 @@ describe('usage buffer', () => {
     afterEach(() => dir.remove());
 
     it('spools what is undelivered at the deadline, and the next buffer on that folder delivers it exactly once', async () => {
-      const down = new ScriptedSink(Array.from({ length: 1000 }, () => new UpstreamError('key-service', 'unreachable', 'refused')));
-      const first = createUsageBuffer({ sink: down, logger: silent, flushIntervalMs: 60_000, retryBaseMs: 5, spool: createUsageSpool(dir.path) });
+      const down = new ScriptedSink(
+        Array.from({ length: 1000 }, () => new UpstreamError('key-service', 'unreachable', 'refused')),
+      );
+      const first = createUsageBuffer({
+        sink: down,
+        logger: silent,
+        flushIntervalMs: 60_000,
+        retryBaseMs: 5,
+        spool: createUsageSpool(dir.path),
+      });
       for (let i = 0; i < 5; i++) first.record(i < 3 ? ORG_A : ORG_B, '/v1/api/keywords');
       await first.close(1100);
       const sentBefore = new Set(down.calls.flat().map((event) => event.id));
@@ -181,7 +210,13 @@ describe('usage buffer', () => {
 
       const up = new ScriptedSink();
       const ledger = createUsageLedger();
-      const next = createUsageBuffer({ sink: up, logger: silent, retryBaseMs: 5, ledger, spool: createUsageSpool(dir.path) });
+      const next = createUsageBuffer({
+        sink: up,
+        logger: silent,
+        retryBaseMs: 5,
+        ledger,
+        spool: createUsageSpool(dir.path),
+      });
       assert.equal(await next.deliverSpooled(), 5);
       // Until acknowledged, they count toward the ceiling here.
       assert.equal(ledger.unseen('org_a', { surelyIncluded: 0, maybeIncluded: 0 }), 3);
@@ -196,12 +231,20 @@ describe('usage buffer', () => {
     });
 
     it('says exactly how many are lost, and fails, when the spool folder cannot be written', async () => {
-      const down = new ScriptedSink(Array.from({ length: 1000 }, () => new UpstreamError('key-service', 'unreachable', 'refused')));
+      const down = new ScriptedSink(
+        Array.from({ length: 1000 }, () => new UpstreamError('key-service', 'unreachable', 'refused')),
+      );
       const lines: string[] = [];
       const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
       const blocked = join(dir.path, 'not-a-folder');
       await writeFile(blocked, 'a file where the folder should be');
-      const usage = createUsageBuffer({ sink: down, logger, flushIntervalMs: 60_000, retryBaseMs: 5, spool: createUsageSpool(blocked) });
+      const usage = createUsageBuffer({
+        sink: down,
+        logger,
+        flushIntervalMs: 60_000,
+        retryBaseMs: 5,
+        spool: createUsageSpool(blocked),
+      });
       for (let i = 0; i < 4; i++) usage.record(ORG_A, '/v1/api/keywords');
       await assert.rejects(usage.close(1050), /usage events lost/);
       const lost = lines.filter((line) => line.includes('"lost"'));

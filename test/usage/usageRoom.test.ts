@@ -25,7 +25,13 @@ describe('usage backlog full (the key service takes no usage)', () => {
     assert.deepEqual(answer.body, {
       data: null,
       meta: { requestId: answer.headers.get('x-request-id') },
-      errors: [{ code: 'SERVICE_UNAVAILABLE', message: 'Authentication is temporarily unavailable. Retry later.', reason: 'key_service_unavailable' }],
+      errors: [
+        {
+          code: 'SERVICE_UNAVAILABLE',
+          message: 'Authentication is temporarily unavailable. Retry later.',
+          reason: 'key_service_unavailable',
+        },
+      ],
     });
     assert.ok(answer.headers.get('retry-after'));
     assert.equal(answer.headers.get('etag'), null);
