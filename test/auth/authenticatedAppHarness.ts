@@ -10,6 +10,7 @@ import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { FIXED_NOW, fakeServices, PLATFORM_URL, unlimitedLimiter } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { keyHashOf, testKey, type VerifyAnswerOverrides, verifyAnswer } from '../support/keys.js';
+import { EMPTY_KEYWORDS } from '../support/platformAnswers.js';
 
 /**
  * Authentication through the whole app: status, envelope, WWW-Authenticate and
@@ -120,19 +121,7 @@ export function useAuthenticatedApp() {
         '/graphql',
         (body: { variables: Record<string, unknown> }) => body.variables.organizationId === organizationId,
       )
-      .reply(200, {
-        data: {
-          organization: {
-            siteLookup: [
-              {
-                id: 'site_1',
-                ranked: { totalCount: 0, edges: [], pageInfo: { hasNextPage: false, endCursor: null } },
-                unranked: { edges: [], pageInfo: { hasNextPage: false, endCursor: null } },
-              },
-            ],
-          },
-        },
-      });
+      .reply(200, EMPTY_KEYWORDS);
   }
 
   function header(answer: Answer, name: string): string | undefined {

@@ -11,6 +11,7 @@ import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyServ
 import { FIXED_NOW, fakeServices, PLATFORM_URL } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { testKey, verifyAnswer } from '../support/keys.js';
+import { EMPTY_KEYWORDS } from '../support/platformAnswers.js';
 
 /**
  * Revocation is immediate (spec 3.1): a key service on a real socket, its event
@@ -34,19 +35,7 @@ describe('revocation through the event stream', () => {
       .persist()
       .post('/graphql', (body: { variables: Record<string, unknown> }) => body.variables.organizationId === 'org_a')
       .optionally()
-      .reply(200, {
-        data: {
-          organization: {
-            siteLookup: [
-              {
-                id: 'site_1',
-                ranked: { totalCount: 0, edges: [], pageInfo: { hasNextPage: false, endCursor: null } },
-                unranked: { edges: [], pageInfo: { hasNextPage: false, endCursor: null } },
-              },
-            ],
-          },
-        },
-      });
+      .reply(200, EMPTY_KEYWORDS);
     keyService = await startFakeKeyService();
     keyService.setAnswer(KEY, verifyAnswer(KEY, { usage: { ceiling: null } }));
     logLines = [];

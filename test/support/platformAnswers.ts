@@ -20,6 +20,21 @@ export function keywordsData(keyword = 'seo', position = 3): Record<string, unkn
   };
 }
 
+/** A Keywords answer for one site that tracks no keyword yet. */
+export const EMPTY_KEYWORDS = {
+  data: {
+    organization: {
+      siteLookup: [
+        {
+          id: 'site_1',
+          ranked: { totalCount: 0, edges: [], pageInfo: { hasNextPage: false, endCursor: null } },
+          unranked: { edges: [], pageInfo: { hasNextPage: false, endCursor: null } },
+        },
+      ],
+    },
+  },
+};
+
 export interface PlatformCall {
   readonly operation: string;
   readonly variables: Record<string, unknown>;
