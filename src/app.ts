@@ -45,12 +45,13 @@ export function createApp(services: Services): Koa<AppState> {
   // no key, answered before auth.
   addOperationalRoutes(
     router,
+    { metrics, readiness: services.readiness ?? alwaysReady() },
     {
-      metrics,
-      readiness: services.readiness ?? alwaysReady(),
-      openApiJson: JSON.stringify(buildOpenApiDocument(PUBLIC_ROUTES, { publicBaseUrl: services.publicBaseUrl })),
+      describe: {
+        openApiJson: JSON.stringify(buildOpenApiDocument(PUBLIC_ROUTES, { publicBaseUrl: services.publicBaseUrl })),
+      },
+      watch: !services.watchOnAdminPort,
     },
-    { describe: true, watch: !services.watchOnAdminPort },
   );
 
   const { authenticator, limiter, usage } = services;
@@ -100,8 +101,8 @@ export function createAdminApp(services: Pick<Services, 'logger' | 'metrics' | '
   const router = new Router<AppState>({ methods: [...METHODS] });
   addOperationalRoutes(
     router,
-    { metrics, readiness: services.readiness ?? alwaysReady(), openApiJson: '' },
-    { describe: false, watch: true },
+    { metrics, readiness: services.readiness ?? alwaysReady() },
+    { describe: null, watch: true },
   );
   app.use(routeNotFound());
   app.use(router.routes());

@@ -11,17 +11,16 @@ import { serveReadiness } from './serveReadiness.js';
 export interface OperationalServices {
   readonly metrics: GatewayMetrics;
   readonly readiness: Readiness;
-  /** The OpenAPI document, serialized once: it never changes while the process runs. */
-  readonly openApiJson: string;
 }
 
 /**
- * Which routes a listener serves: `describe`, the OpenAPI document and docs page (public);
+ * Which routes a listener serves: `describe`, the OpenAPI document (serialized once: it never
+ * changes while the process runs) and docs page, public; null on the admin listener.
  * `watch`, health, readiness and metrics (for operators: with ADMIN_PORT set they leave
  * the public port, which then answers them 404).
  */
 export interface OperationalGroups {
-  readonly describe: boolean;
+  readonly describe: { readonly openApiJson: string } | null;
   readonly watch: boolean;
 }
 
@@ -33,20 +32,22 @@ export interface OperationalGroups {
 export function addOperationalRoutes(
   router: Router<AppState>,
   services: OperationalServices,
-  groups: OperationalGroups = { describe: true, watch: true },
+  groups: OperationalGroups,
 ): void {
   type Route = [string, RouterMiddleware<AppState>];
-  const describeRoutes: Route[] = [
-    ['/v1/openapi.json', serveOpenApi(services.openApiJson)],
-    ['/docs', serveDocsPage()],
-    ['/docs/assets/:name', serveDocsAsset()],
-  ];
+  const describeRoutes: Route[] = groups.describe
+    ? [
+        ['/v1/openapi.json', serveOpenApi(groups.describe.openApiJson)],
+        ['/docs', serveDocsPage()],
+        ['/docs/assets/:name', serveDocsAsset()],
+      ]
+    : [];
   const watchRoutes: Route[] = [
     ['/healthz', serveHealth],
     ['/metrics', serveMetrics(services.metrics)],
     ['/readyz', serveReadiness(services.readiness)],
   ];
-  const routes = [...(groups.describe ? describeRoutes : []), ...(groups.watch ? watchRoutes : [])];
+  const routes = [...describeRoutes, ...(groups.watch ? watchRoutes : [])];
   for (const [path, handler] of routes) {
     router.get(
       path,
