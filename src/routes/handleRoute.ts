@@ -29,8 +29,8 @@ export function handleRoute(
     const organizationId = principal.organizationId;
     // The organization leads the key: no two organizations can ever share an entry.
     const { key, site } = answerLookup(organizationId, route.path, request.params);
+    const load = () => request.load({ platform, organizationId }).catch(asPlatformFailure);
     const result = await inSpan('cache', async (span) => {
-      const load = () => request.load({ platform, organizationId }).catch(asPlatformFailure);
       const found = await cache.get(key, load, site);
       span.setAttribute('cache.result', found.status);
       return found;
