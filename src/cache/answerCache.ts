@@ -17,7 +17,11 @@ export interface CacheResult {
 }
 
 export interface AnswerCache {
-  /** The answer for `key`, loading (once, however many callers wait) when absent. */
-  get(key: string, load: () => Promise<unknown>): Promise<CacheResult>;
+  /**
+   * The answer for `key`, loading (once, however many callers wait) when absent. `site`
+   * is the site as this caller typed it: the answer echoes it in `data.site`, whichever
+   * spelling of the same site (answerLookup) loaded the entry.
+   */
+  get(key: string, load: () => Promise<unknown>, site?: string): Promise<CacheResult>;
   readonly ttlSeconds: number;
 }

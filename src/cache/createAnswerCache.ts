@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { UpstreamError } from '../errors.js';
-import type { AnswerCache, CachedAnswer, CacheResult } from './answerCache.js';
-import { serializeAnswer } from './serializeAnswer.js';
+import type { AnswerCache, CacheResult } from './answerCache.js';
+import { answerFor, type StoredAnswer, serializeAnswer } from './serializeAnswer.js';
 import { uncachedAnswers } from './uncachedAnswers.js';
 
 export interface AnswerCacheOptions {
@@ -21,7 +21,7 @@ export interface AnswerCacheOptions {
 }
 
 interface Entry {
-  readonly answer: CachedAnswer;
+  readonly stored: StoredAnswer;
   /** When the platform answered (ms since the epoch). */
   readonly loadedAt: number;
 }
@@ -30,9 +30,10 @@ const ENTRY_OVERHEAD_BYTES = 128;
 
 /**
  * The brief cache in front of the platform (lru-cache, bounded by entries and bytes).
- * Keys lead with the organization id (handleRoute builds them), so no entry and no
- * in-flight load is ever shared across organizations. Identical requests that arrive
- * while a load runs wait for that same load. Only successful answers are stored: a
+ * Keys lead with the organization id and name the site as the platform resolves it
+ * (answerLookup), so no entry and no in-flight load is ever shared across organizations,
+ * while spellings of one site share both; each caller still gets its own spelling
+ * echoed. Identical requests that arrive while a load runs wait for that same load. Only successful answers are stored: a
  * failed load rejects every waiter and leaves nothing behind.
  */
 export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
@@ -44,15 +45,20 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     max: options.maxEntries ?? 10_000,
     maxSize: options.maxBytes ?? 64 * 1024 * 1024,
     sizeCalculation: (entry, key) =>
-      Buffer.byteLength(entry.answer.body) + entry.answer.etag.length + key.length * 2 + ENTRY_OVERHEAD_BYTES,
+      Buffer.byteLength(entry.stored.answer.body) +
+      entry.stored.answer.etag.length +
+      entry.stored.frameHash.length +
+      // the key, and the one other spelling whose tag the entry remembers (no longer than the key)
+      key.length * 4 +
+      ENTRY_OVERHEAD_BYTES,
   });
-  const loads = new Map<string, Promise<CachedAnswer>>();
+  const loads = new Map<string, Promise<StoredAnswer>>();
 
-  const startLoad = (key: string, load: () => Promise<unknown>): Promise<CachedAnswer> => {
+  const startLoad = (key: string, load: () => Promise<unknown>): Promise<StoredAnswer> => {
     const loading = load().then((payload) => {
-      const answer = serializeAnswer(payload);
-      entries.set(key, { answer, loadedAt: now().getTime() });
-      return answer;
+      const stored = serializeAnswer(payload);
+      entries.set(key, { stored, loadedAt: now().getTime() });
+      return stored;
     });
     loads.set(key, loading);
     const forget = () => {
@@ -64,23 +70,24 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
 
   return {
     ttlSeconds: options.ttlSeconds,
-    async get(key, load): Promise<CacheResult> {
+    async get(key, load, site): Promise<CacheResult> {
       const kept = entries.get(key);
       if (kept) {
         const age = now().getTime() - kept.loadedAt;
-        if (age < ttlMs) return { answer: kept.answer, status: 'hit', ageSeconds: Math.floor(age / 1000) };
+        if (age < ttlMs)
+          return { answer: answerFor(kept.stored, site), status: 'hit', ageSeconds: Math.floor(age / 1000) };
         if (age > staleMs) entries.delete(key); // too old even to stand in for a failure
       }
       const waiting = loads.get(key);
       try {
-        const answer = await (waiting ?? startLoad(key, load));
-        return { answer, status: 'miss', ageSeconds: 0, collapsed: waiting !== undefined };
+        const stored = await (waiting ?? startLoad(key, load));
+        return { answer: answerFor(stored, site), status: 'miss', ageSeconds: 0, collapsed: waiting !== undefined };
       } catch (err: unknown) {
         const stale = err instanceof UpstreamError ? entries.peek(key) : undefined;
         const age = stale ? now().getTime() - stale.loadedAt : Infinity;
         if (stale && age <= staleMs) {
           return {
-            answer: stale.answer,
+            answer: answerFor(stale.stored, site),
             status: 'stale',
             ageSeconds: Math.floor(age / 1000),
             collapsed: waiting !== undefined,

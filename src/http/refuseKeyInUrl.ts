@@ -9,7 +9,8 @@ const KEY_LIKE_QUERY_NAMES = new Set(['api_key', 'apikey', 'api-key', 'x-api-key
 /**
  * A key in a URL has been written to proxies' and browsers' logs: refuse the request
  * before routing (a key as a path segment would otherwise get a 404), and even when a
- * header also carries a key, so the caller learns to stop and to rotate it.
+ * header also carries a key, so the caller learns to stop and to rotate it. Being before
+ * authentication, it looks no key up: a header key beside it spends no failed-key budget.
  */
 export function refuseKeyInUrl(): Middleware<AppState> {
   return async (ctx, next) => {

@@ -10,8 +10,8 @@ import { ApiError, toApiError, UpstreamError } from '../errors.js';
  */
 export function respondWithError(ctx: ParameterizedContext<AppState>, err: unknown, logger: Logger): void {
   const apiError = toApiError(fromKoaError(err));
-  // A load-shedding 503 is a refusal like a 401: its request line says enough, no stack.
-  if (apiError.status >= 500 && !shedsLoad(apiError)) {
+  // A 503 that refuses for now is a refusal like a 401: its request line and reason say enough, no stack.
+  if (apiError.status >= 500 && !refusesForNow(apiError)) {
     logger.error(
       { err: apiError.cause ?? apiError, requestId: ctx.state.requestId, route: ctx.state.route },
       'request failed',
@@ -24,9 +24,14 @@ export function respondWithError(ctx: ParameterizedContext<AppState>, err: unkno
   ctx.body = failureBody(apiError, ctx.state.requestId);
 }
 
-/** A 503 that asks to come back later because something is busy, not because something broke. */
-function shedsLoad(apiError: ApiError): boolean {
-  return apiError.status === 503 && apiError.cause instanceof UpstreamError && apiError.cause.failure === 'throttled';
+/**
+ * A 503 that asks to come back later: something is busy (shed load), or the key service
+ * cannot answer (authentication fails closed; its calls are counted by outcome in the
+ * metrics and readiness says it is down). Neither is a fault of the gateway to trace.
+ */
+function refusesForNow(apiError: ApiError): boolean {
+  if (apiError.status !== 503 || !(apiError.cause instanceof UpstreamError)) return false;
+  return apiError.cause.failure === 'throttled' || apiError.cause.upstream === 'key-service';
 }
 
 /** Koa's own client errors (http-errors with expose) are the caller's fault: 400, not 500. */

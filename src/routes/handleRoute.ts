@@ -1,6 +1,7 @@
 import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../appState.js';
 import type { Principal } from '../auth/principal.js';
+import { answerLookup } from '../cache/answerKey.js';
 import { cacheControlField, cacheStatusField, matchesIfNoneMatch } from '../cache/cacheFields.js';
 import { ApiError, UpstreamError } from '../errors.js';
 import { CALLER_VARY } from '../http/securityHeaders.js';
@@ -27,9 +28,10 @@ export function handleRoute(
     const request = route.prepare(ctx.query, services.now());
     const organizationId = principal.organizationId;
     // The organization leads the key: no two organizations can ever share an entry.
-    const key = `${organizationId}\u0000${route.path}\u0000${JSON.stringify(request.params)}`;
+    const { key, site } = answerLookup(organizationId, route.path, request.params);
+    const load = () => request.load({ platform, organizationId }).catch(asPlatformFailure);
     const result = await inSpan('cache', async (span) => {
-      const found = await cache.get(key, () => request.load({ platform, organizationId }).catch(asPlatformFailure));
+      const found = await cache.get(key, load, site);
       span.setAttribute('cache.result', found.status);
       return found;
     });

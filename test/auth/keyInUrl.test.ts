@@ -2,13 +2,15 @@ import assert from 'node:assert/strict';
 import { get } from 'node:http';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
+import { withFailedKeyBudget } from '../../src/auth/failedKeyBudget.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { urlHoldsKey } from '../../src/auth/keyInUrl.js';
 import type { Verification } from '../../src/upstream/keyServiceClient.js';
 import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { FIXED_NOW, fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
-import { testKey } from '../support/keys.js';
+import { keyHashOf, testKey } from '../support/keys.js';
+import { mutableClock } from '../support/mutableClock.js';
 
 const KEY = testKey('key in url');
 const HEADER_KEY = testKey('key in header');
@@ -120,5 +122,78 @@ describe('a key in the URL', () => {
     for (let i = 0; i < 40; i += 1) deep = encodeURIComponent(deep);
     assert.equal(urlHoldsKey(`/v1/api/keywords?k=${deep}`), false);
     assert.equal(urlHoldsKey(`/v1/api/keywords?k=${encodeURIComponent(encodeURIComponent('%61tl_x'))}`), true);
+  });
+});
+
+describe('a key in the URL beside an unknown header key', () => {
+  const BUDGET = 2;
+  const verified: string[] = [];
+  const clock = mutableClock('2026-11-24T12:00:00.000Z');
+  let server: Awaited<ReturnType<typeof listen>>;
+
+  before(async () => {
+    const logger = pino({ level: 'silent' });
+    // A key service that knows no key: every header key that reaches it is unknown.
+    const authenticator = createKeyAuthenticator({
+      keyService: {
+        verify: async (keyHash: string): Promise<Verification | null> => {
+          verified.push(keyHash);
+          return null;
+        },
+        followEvents: () => ({ isConnected: () => false, close: async () => {} }),
+      },
+      ledger: createUsageLedger(),
+      now: clock.now,
+      logger,
+    });
+    const budgeted = withFailedKeyBudget(authenticator, {
+      perMinute: BUDGET,
+      hasSucceeded: () => false,
+      now: clock.now,
+    });
+    server = await listen(createApp(fakeServices({ logger, authenticator: budgeted, now: clock.now })));
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  const reasonOf = (answer: { body: string }) =>
+    (JSON.parse(answer.body) as { errors: Array<{ reason?: string }> }).errors[0]?.reason;
+  const withHeaderKey = (headerKey: string): Array<Record<string, string>> => [
+    { authorization: `Bearer ${headerKey}` },
+    { 'x-api-key': headerKey },
+  ];
+
+  it('spends none of the failed-key budget: the request is refused before any key is looked up', async () => {
+    for (const [form, path] of KEY_IN_URL) {
+      for (const headers of withHeaderKey(testKey(`unknown beside ${form}`))) {
+        const answer = await call(server.url, path, headers);
+        assert.equal(answer.status, 401, form);
+        assert.equal(reasonOf(answer), 'key_in_query', form);
+      }
+    }
+    assert.deepEqual(verified, []);
+    // The whole budget is still there: BUDGET unknown keys are looked up and refused as invalid, then the next is not.
+    const unknown = Array.from({ length: BUDGET + 1 }, (_, i) => testKey(`unknown alone ${i}`));
+    const alone = [];
+    for (const key of unknown)
+      alone.push(await call(server.url, '/v1/api/keywords?site=example.com', { authorization: `Bearer ${key}` }));
+    assert.deepEqual(
+      alone.map((answer) => [answer.status, reasonOf(answer)]),
+      [...unknown.slice(0, BUDGET).map(() => [401, 'invalid_key']), [429, 'unknown_key_budget_spent']],
+    );
+    assert.deepEqual(verified, unknown.slice(0, BUDGET).map(keyHashOf));
+  });
+
+  it('is still refused key_in_query, not 429, once the budget is spent', async () => {
+    verified.length = 0;
+    for (const [form, path] of KEY_IN_URL) {
+      for (const headers of [{}, ...withHeaderKey(testKey(`spent beside ${form}`))]) {
+        const answer = await call(server.url, path, headers);
+        assert.equal(answer.status, 401, form);
+        assert.equal(reasonOf(answer), 'key_in_query', form);
+      }
+    }
+    assert.deepEqual(verified, []);
   });
 });

@@ -230,7 +230,7 @@ async function delayingProxy(targetUrl: string, delayMs: number): Promise<Delayi
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, verifyCalls: () => verifyCalls };
 }
 
-interface BuiltGateway {
+export interface BuiltGateway {
   readonly url: string;
   logBytes(): number;
   rssKb(): number;
@@ -238,7 +238,7 @@ interface BuiltGateway {
 }
 
 /** The gateway as `npm start` runs it: built once, then `node dist/main.js`, its log on stdout. */
-async function startBuiltGateway(env: Record<string, string>): Promise<BuiltGateway> {
+export async function startBuiltGateway(env: Record<string, string>): Promise<BuiltGateway> {
   await waitForExit(spawn('npm', ['run', '--silent', 'build'], { cwd: REPO, stdio: 'inherit' }));
   const port = await freePort();
   const child = spawn(process.execPath, ['--enable-source-maps', '--heap-growing-percent=50', 'dist/main.js'], {

@@ -337,6 +337,12 @@ async function main(): Promise<void> {
     await runFloodScenario();
     return;
   }
+  if (args.only === 'memory') {
+    // Its own scenario (issue 12): RSS through a key cycling spellings and parameters, and idle connections.
+    const { runMemoryScenario } = await import('./memoryScenario.js');
+    await runMemoryScenario();
+    return;
+  }
   const startedAt = Date.now();
   const machine = {
     cpus: cpus().length,

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { answerLookup } from '../../src/cache/answerKey.js';
 import { createAnswerCache } from '../../src/cache/createAnswerCache.js';
 import { ApiError, UpstreamError } from '../../src/errors.js';
 
@@ -119,6 +120,27 @@ describe('answer cache', () => {
     assert.equal(loads, 5, 'the newest answer is kept');
     await cache.get('a', loadOf({ big, key: 'a' }));
     assert.equal(loads, 6, 'the oldest answer was evicted');
+  });
+
+  it('holds one entry per site however many spellings ask, so cycling them evicts nothing', async () => {
+    const big = 'x'.repeat(500);
+    const cache = createAnswerCache({ ttlSeconds: 30, now, maxBytes: 2000 });
+    const ask = (site: string) => {
+      const { key, site: typed } = answerLookup('org_a', '/v1/api/keywords', { site, limit: 50 });
+      return cache.get(key, loadOf({ site, big }), typed);
+    };
+    await ask('other.com');
+    await ask('acme.com');
+    const spellings = Array.from({ length: 256 }, (_, n) =>
+      [...'acme.com'].map((c, i) => ((n >> i) & 1 ? c.toUpperCase() : c)).join(''),
+    );
+    for (const site of spellings) {
+      const found = await ask(site);
+      assert.equal(found.status, 'hit');
+      assert.equal((JSON.parse(found.answer.body) as { data: { site: string } }).data.site, site);
+    }
+    assert.equal(loads, 2);
+    assert.equal((await ask('other.com')).status, 'hit', 'the other site was never evicted');
   });
 
   it('with a TTL of 0 keeps nothing', async () => {

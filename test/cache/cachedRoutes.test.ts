@@ -18,10 +18,12 @@ describe('cached answers over HTTP', () => {
   let usage: RecordedUsage;
   let server: Awaited<ReturnType<typeof listen>>;
 
-  const get = (token: string, headers: Record<string, string> = {}) =>
-    fetch(`${server.url}/v1/api/keywords?site=example.com`, {
+  const getSite = (token: string, site: string, headers: Record<string, string> = {}) =>
+    fetch(`${server.url}/v1/api/keywords?site=${encodeURIComponent(site)}`, {
       headers: { authorization: `Bearer ${token}`, ...headers },
     });
+  const get = (token: string, headers: Record<string, string> = {}) => getSite(token, 'example.com', headers);
+  const echoedSite = async (res: Response) => ((await res.json()) as { data: { site: string } }).data.site;
 
   /** The platform answers `times` Keywords calls; each answer names the organization asked for. */
   const platformAnswers = (times: number, delayMs = 0) =>
@@ -174,6 +176,100 @@ describe('cached answers over HTTP', () => {
       ['org_a', 'org_a'],
       'the 502 is not counted',
     );
+  });
+
+  it('serves every spelling of a domain from one platform call and one entry, each echoing its own spelling', async () => {
+    await serve(30);
+    const scope = platformAnswers(1);
+    const spellings = ['example.com', 'Example.com', 'EXAMPLE.COM', 'eXaMpLe.CoM'];
+    const answers = [];
+    for (const site of spellings) {
+      const res = await getSite('key-org-a', site);
+      answers.push({ status: res.status, cacheStatus: res.headers.get('cache-status'), etag: res.headers.get('etag') });
+      assert.equal(await echoedSite(res), site);
+    }
+    scope.done();
+    assert.deepEqual(
+      answers.map((a) => [a.status, a.cacheStatus]),
+      [
+        [200, 'gateway; fwd=miss'],
+        [200, 'gateway; hit; ttl=30'],
+        [200, 'gateway; hit; ttl=30'],
+        [200, 'gateway; hit; ttl=30'],
+      ],
+    );
+    assert.equal(new Set(answers.map((a) => a.etag)).size, spellings.length, 'different bytes, different tags');
+  });
+
+  it('answers 304 only to the tag of the spelling asked for', async () => {
+    await serve(30);
+    const scope = platformAnswers(1);
+    const lower = await getSite('key-org-a', 'example.com');
+    await lower.arrayBuffer();
+    const upper = await getSite('key-org-a', 'EXAMPLE.COM');
+    const upperBody = await upper.text();
+    const upperTag = upper.headers.get('etag') ?? '';
+
+    const unchanged = await getSite('key-org-a', 'EXAMPLE.COM', { 'if-none-match': upperTag });
+    assert.equal(unchanged.status, 304);
+    assert.equal(unchanged.headers.get('etag'), upperTag);
+    await unchanged.arrayBuffer();
+    const otherSpelling = await getSite('key-org-a', 'EXAMPLE.COM', {
+      'if-none-match': lower.headers.get('etag') ?? '',
+    });
+    assert.equal(otherSpelling.status, 200);
+    assert.equal(await otherSpelling.text(), upperBody);
+    const lowerAgain = await getSite('key-org-a', 'example.com', { 'if-none-match': upperTag });
+    assert.equal(lowerAgain.status, 200);
+    assert.equal(await echoedSite(lowerAgain), 'example.com');
+    scope.done();
+  });
+
+  it('shares one platform call among spellings in flight together; each still hears its own', async () => {
+    await serve(30);
+    const scope = platformAnswers(1, 100);
+    const spellings = ['example.com', 'Example.com', 'EXAMPLE.com', 'example.COM', 'ExAmPlE.cOm', 'example.com'];
+    const responses = await Promise.all(spellings.map((site) => getSite('key-org-a', site)));
+    assert.deepEqual(await Promise.all(responses.map(echoedSite)), spellings);
+    assert.deepEqual(
+      responses.map((res) => res.status),
+      spellings.map(() => 200),
+    );
+    scope.done();
+  });
+
+  it('keeps apart what the platform keeps apart: organizations, a trailing dot, slugs by case', async () => {
+    await serve(30);
+    const calls: Array<{ organizationId: string; identifier: string }> = [];
+    const scope = nock(PLATFORM.origin)
+      .post(PLATFORM.pathname)
+      .times(5)
+      .reply(200, (_uri, body) => {
+        const { organizationId, site } = (body as { variables: { organizationId: string; site: string } }).variables;
+        calls.push({ organizationId, identifier: site });
+        return { data: keywordsData(`kw-${organizationId}`) };
+      });
+    const asked: Array<[token: string, site: string]> = [
+      ['key-org-a', 'Example.com'],
+      ['key-org-b', 'Example.com'],
+      ['key-org-b', 'example.COM'],
+      ['key-org-a', 'example.com.'],
+      ['key-org-a', 'Example'],
+      ['key-org-a', 'example'],
+      ['key-org-a', 'EXAMPLE.COM'],
+    ];
+    for (const [token, site] of asked) {
+      const res = await getSite(token, site);
+      assert.equal(await echoedSite(res), site);
+    }
+    scope.done();
+    assert.deepEqual(calls, [
+      { organizationId: 'org_a', identifier: 'Example.com' },
+      { organizationId: 'org_b', identifier: 'Example.com' },
+      { organizationId: 'org_a', identifier: 'example.com.' },
+      { organizationId: 'org_a', identifier: 'Example' },
+      { organizationId: 'org_a', identifier: 'example' },
+    ]);
   });
 
   it('with the cache off (TTL 0) asks the platform every time and says no-store', async () => {

@@ -37,7 +37,17 @@ describe('X-Request-Id', () => {
   });
 
   it('replaces a malformed id with a new UUID', async () => {
-    for (const given of ['has spaces', '-leading-dash', 'x'.repeat(129), '<script>', 'a"b', 'id,other', 'é']) {
+    const keyLike = ['atl_Q5Yf2kLz8WcN3pRt7VbXm1HsJd4GqA6e0123ab', 'ATL_0', 'req-atl_x'];
+    for (const given of [
+      'has spaces',
+      '-leading-dash',
+      'x'.repeat(129),
+      '<script>',
+      'a"b',
+      'id,other',
+      'é',
+      ...keyLike,
+    ]) {
       const answer = await failedAnswer({ 'x-request-id': given });
       assert.match(answer.header ?? '', UUID, JSON.stringify(given));
       assert.equal(answer.metaId, answer.header);

@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { strongEtag } from '../../src/cache/cacheFields.js';
+import { answerFor, serializeAnswer } from '../../src/cache/serializeAnswer.js';
+import { successBody } from '../../src/envelope.js';
+
+const keywords = [
+  { keyword: 'seo "tools"', position: 1, searchVolume: 880, cluster: 'core' },
+  { keyword: 'ünïcödé', position: null, searchVolume: null, cluster: null },
+];
+
+describe('serialized answers', () => {
+  it('writes the envelope as JSON.stringify does, for payloads with and without a site', () => {
+    for (const payload of [
+      { site: 'acme.com', keywords },
+      { site: 'acme.com', setup_required: true, reason: 'no_audit' },
+      { site: 'acme.com' },
+      { n: 1 },
+      [1, 2],
+      null,
+    ]) {
+      const { answer } = serializeAnswer(payload);
+      assert.equal(answer.body, JSON.stringify(successBody(payload)));
+    }
+  });
+
+  it('answers another spelling with exactly the bytes and tag a load under that spelling would have', () => {
+    const loaded = serializeAnswer({ site: 'acme.com', keywords });
+    for (const site of ['Acme.COM', 'ACME.COM', 'a"c\\me.com', 'äcme.com', 'acme.com']) {
+      const spliced = answerFor(loaded, site);
+      const direct = serializeAnswer({ site, keywords }).answer;
+      assert.deepEqual(spliced, direct, site);
+      assert.deepEqual(JSON.parse(spliced.body), successBody({ site, keywords }));
+    }
+  });
+
+  it('gives different bytes different tags, and the same spelling the same tag every time', () => {
+    const loaded = serializeAnswer({ site: 'acme.com', keywords });
+    const tags = ['acme.com', 'Acme.com', 'ACME.COM'].map((site) => answerFor(loaded, site).etag);
+    assert.equal(new Set(tags).size, 3);
+    for (const tag of tags) assert.match(tag, /^"[A-Za-z0-9_-]{27}"$/);
+    assert.equal(answerFor(loaded, 'Acme.com').etag, tags[1]);
+    assert.equal(answerFor(loaded, 'ACME.COM').etag, tags[2]);
+    const changed = serializeAnswer({ site: 'acme.com', keywords: keywords.slice(1) });
+    assert.notEqual(answerFor(changed, 'Acme.com').etag, tags[1]);
+  });
+
+  it('puts the site first whatever the payload order, so every spelling can be spliced in', () => {
+    const loaded = serializeAnswer({ days: 7, 10: 'integer-like names serialize first', site: 'acme.com' });
+    assert.ok(loaded.answer.body.startsWith('{"data":{"site":"acme.com",'));
+    const spliced = answerFor(loaded, 'ACME.com');
+    assert.deepEqual(
+      JSON.parse(spliced.body),
+      successBody({ site: 'ACME.com', days: 7, 10: 'integer-like names serialize first' }),
+    );
+  });
+
+  it('leaves a payload that echoes no site as it is, tagged over its bytes', () => {
+    const loaded = serializeAnswer({ n: 1 });
+    assert.deepEqual(answerFor(loaded, 'Acme.com'), {
+      body: '{"data":{"n":1},"meta":{},"errors":[]}',
+      etag: strongEtag('{"data":{"n":1},"meta":{},"errors":[]}'),
+    });
+  });
+});
