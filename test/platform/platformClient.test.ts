@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
+import { Kind, parse } from 'graphql';
 import nock from 'nock';
 import { toApiError, UpstreamError, type UpstreamFailure } from '../../src/errors.js';
+import * as generated from '../../src/generated/graphql.js';
 import { AiVisibilityDocument, LatestAuditDocument } from '../../src/generated/graphql.js';
 import { createPlatformClient, type PlatformClient } from '../../src/platform/platformClient.js';
 import { PLATFORM_TOKEN, PLATFORM_URL } from '../support/fakeServices.js';
@@ -45,7 +47,7 @@ describe('platform client', () => {
     assert.deepEqual(calls, [{ operation: 'AiVisibility', outcome: 'ok' }]);
   });
 
-  it('posts exactly { query, variables, operationName } as JSON, each document with its own name', async () => {
+  it('posts exactly { query, variables } as JSON, each document holding its one named operation', async () => {
     const platform = new URL(PLATFORM_URL);
     const sent: Array<{ body: string; headers: Record<string, string | string[] | undefined> }> = [];
     const scope = nock(platform.origin)
@@ -64,21 +66,13 @@ describe('platform client', () => {
     assert.deepEqual(
       bodies.map((b) => Object.keys(b)),
       [
-        ['query', 'variables', 'operationName'],
-        ['query', 'variables', 'operationName'],
-        ['query', 'variables', 'operationName'],
+        ['query', 'variables'],
+        ['query', 'variables'],
+        ['query', 'variables'],
       ],
     );
-    assert.deepEqual(bodies[0], {
-      query: AiVisibilityDocument.toString(),
-      variables: VARIABLES,
-      operationName: 'AiVisibility',
-    });
-    assert.deepEqual(bodies[1], {
-      query: LatestAuditDocument.toString(),
-      variables: auditVariables,
-      operationName: 'LatestAudit',
-    });
+    assert.deepEqual(bodies[0], { query: AiVisibilityDocument.toString(), variables: VARIABLES });
+    assert.deepEqual(bodies[1], { query: LatestAuditDocument.toString(), variables: auditVariables });
     assert.deepEqual(bodies[2], bodies[0]);
     for (const { headers } of sent) {
       assert.equal(headers['content-type'], 'application/json');
@@ -89,6 +83,17 @@ describe('platform client', () => {
       calls.map((c) => c.operation),
       ['AiVisibility', 'LatestAudit', 'AiVisibility'],
     );
+  });
+
+  it('sends documents that each hold one operation, so the body needs no operationName', () => {
+    const documents = Object.entries(generated).filter(([name]) => name.endsWith('Document'));
+    assert.ok(documents.length > 0, 'no generated documents');
+    for (const [name, document] of documents) {
+      const operations = parse(String(document)).definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
+      assert.equal(operations.length, 1, `${name} holds ${operations.length} operations`);
+      // Metrics, logs and spans still name the call by it.
+      assert.equal(operations[0]?.name?.value, name.replace(/Document$/, ''));
+    }
   });
 
   it('turns a GraphQL `errors` answer into bad_answer, even with partial data', async () => {
