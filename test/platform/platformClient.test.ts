@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { Kind, parse } from 'graphql';
 import nock from 'nock';
 import { toApiError, UpstreamError, type UpstreamFailure } from '../../src/errors.js';
-import * as generated from '../../src/generated/graphql.js';
 import { AiVisibilityDocument, LatestAuditDocument } from '../../src/generated/graphql.js';
 import { createPlatformClient, type PlatformClient } from '../../src/platform/platformClient.js';
 import { PLATFORM_TOKEN, PLATFORM_URL } from '../support/fakeServices.js';
@@ -83,17 +81,6 @@ describe('platform client', () => {
       calls.map((c) => c.operation),
       ['AiVisibility', 'LatestAudit', 'AiVisibility'],
     );
-  });
-
-  it('sends documents that each hold one operation, so the body needs no operationName', () => {
-    const documents = Object.entries(generated).filter(([name]) => name.endsWith('Document'));
-    assert.ok(documents.length > 0, 'no generated documents');
-    for (const [name, document] of documents) {
-      const operations = parse(String(document)).definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION);
-      assert.equal(operations.length, 1, `${name} holds ${operations.length} operations`);
-      // Metrics, logs and spans still name the call by it.
-      assert.equal(operations[0]?.name?.value, name.replace(/Document$/, ''));
-    }
   });
 
   it('turns a GraphQL `errors` answer into bad_answer, even with partial data', async () => {
