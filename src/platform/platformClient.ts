@@ -31,12 +31,6 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   const client = new GraphQLClient(options.url, {
     headers: { authorization: `Bearer ${options.token}` },
     fetch: platformFetch(createUpstreamHttp({ timeoutMs: options.timeoutMs })),
-    // Without it graphql-request parses the query text on every call, only to find the
-    // operation name: a third of the client's own CPU per call (test/bench/README.md,
-    // "Cold path"). Each document holds exactly one operation, so the platform needs no
-    // name to pick it (GraphQL over HTTP: operationName is optional); the name still
-    // labels metrics, logs and spans here.
-    excludeOperationName: true,
   });
   const shares = createOrganizationShares();
 

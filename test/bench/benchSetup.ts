@@ -174,7 +174,7 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
 
     const platformCall = {
       url: upstreams.ready.platform.url,
-      // What graphql-request sends for the gateway: the printed document and its variables.
+      // What graphql-request sends for the gateway: the printed document, variables, operation name.
       headers: {
         authorization: `Bearer ${upstreams.ready.platform.token}`,
         'content-type': 'application/json',
@@ -183,6 +183,7 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
       body: JSON.stringify({
         query: KeywordsDocument.toString(),
         variables: WARM_VARIABLES,
+        operationName: 'Keywords',
       }),
     };
 

@@ -45,7 +45,7 @@ describe('platform client', () => {
     assert.deepEqual(calls, [{ operation: 'AiVisibility', outcome: 'ok' }]);
   });
 
-  it('posts exactly { query, variables } as JSON, each document holding its one named operation', async () => {
+  it('posts exactly { query, variables, operationName } as JSON, each document with its own name', async () => {
     const platform = new URL(PLATFORM_URL);
     const sent: Array<{ body: string; headers: Record<string, string | string[] | undefined> }> = [];
     const scope = nock(platform.origin)
@@ -64,13 +64,21 @@ describe('platform client', () => {
     assert.deepEqual(
       bodies.map((b) => Object.keys(b)),
       [
-        ['query', 'variables'],
-        ['query', 'variables'],
-        ['query', 'variables'],
+        ['query', 'variables', 'operationName'],
+        ['query', 'variables', 'operationName'],
+        ['query', 'variables', 'operationName'],
       ],
     );
-    assert.deepEqual(bodies[0], { query: AiVisibilityDocument.toString(), variables: VARIABLES });
-    assert.deepEqual(bodies[1], { query: LatestAuditDocument.toString(), variables: auditVariables });
+    assert.deepEqual(bodies[0], {
+      query: AiVisibilityDocument.toString(),
+      variables: VARIABLES,
+      operationName: 'AiVisibility',
+    });
+    assert.deepEqual(bodies[1], {
+      query: LatestAuditDocument.toString(),
+      variables: auditVariables,
+      operationName: 'LatestAudit',
+    });
     assert.deepEqual(bodies[2], bodies[0]);
     for (const { headers } of sent) {
       assert.equal(headers['content-type'], 'application/json');

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { getOperationAST, parse } from 'graphql';
 import nock from 'nock';
 import { PLATFORM_URL } from './fakeServices.js';
 
 /** One GraphQL POST the gateway sent to the platform, as the platform saw it. */
 export interface PostedOperation {
-  /** The operation the platform runs: the body's operationName, else the one operation of its query. */
   readonly operationName: string | undefined;
   readonly query: string;
   readonly variables: Readonly<Record<string, unknown>>;
@@ -69,10 +67,7 @@ function toPostedOperation(body: nock.Body, authorization: string | undefined): 
   const record = parsed as Record<string, unknown>;
   if (typeof record.query !== 'string') throw new TypeError('the gateway posted no query text');
   return {
-    operationName:
-      typeof record.operationName === 'string'
-        ? record.operationName
-        : getOperationAST(parse(record.query))?.name?.value,
+    operationName: typeof record.operationName === 'string' ? record.operationName : undefined,
     query: record.query,
     variables: (record.variables ?? {}) as Record<string, unknown>,
     authorization,
