@@ -83,11 +83,14 @@ return {granted, room - granted, roomLow, redis.call('HGET', h, 'epoch')}
 `;
 
 /**
- * ARGV: epoch, change of admitted (applied only to that epoch), of acknowledged, of inDoubt.
+ * KEYS: the count, the change's marker. ARGV: epoch, change of admitted (applied only to
+ * that epoch), of acknowledged, of inDoubt, the marker's lifetime in ms. A change is applied
+ * once: one whose answer was lost (a timeout) is sent again with the same marker.
  * Nothing happens to a count that has no period (none or a lost one): its calls stay unseen.
  */
 const STEP = `
 local h = KEYS[1]
+if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[5]) then return 0 end
 if not redis.call('HGET', h, 'period') then return 0 end
 if ARGV[2] ~= '0' and redis.call('HGET', h, 'epoch') == ARGV[1] then redis.call('HINCRBY', h, 'admitted', ARGV[2]) end
 if ARGV[3] ~= '0' then redis.call('HINCRBY', h, 'acknowledged', ARGV[3]) end
@@ -120,10 +123,12 @@ declare module 'ioredis' {
     ): Result<[granted: number, room: number, roomLow: number, epoch: string], Context>;
     stepCeiling(
       key: string,
+      marker: string,
       epoch: string,
       admitted: number,
       acknowledged: number,
       inDoubt: number,
+      markerLifetimeMs: number,
     ): Result<number, Context>;
   }
 }
@@ -133,10 +138,15 @@ export function defineCeilingScripts(connection: RedisConnection): void {
   connection.defineCommand('openCeilingSnapshot', { numberOfKeys: 1, lua: OPEN });
   connection.defineCommand('closeCeilingSnapshot', { numberOfKeys: 1, lua: CLOSE });
   connection.defineCommand('claimCeiling', { numberOfKeys: 1, lua: CLAIM });
-  connection.defineCommand('stepCeiling', { numberOfKeys: 1, lua: STEP });
+  connection.defineCommand('stepCeiling', { numberOfKeys: 2, lua: STEP });
 }
 
 /** The key of one organization's shared count. */
 export function ceilingKey(organizationId: string): string {
   return `ceiling:{${organizationId}}`;
+}
+
+/** The key marking one change to an organization's count as applied (same hash tag: same slot). */
+export function stepMarkerKey(organizationId: string, stepId: string): string {
+  return `ceiling:{${organizationId}}:step:${stepId}`;
 }

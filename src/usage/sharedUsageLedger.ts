@@ -4,7 +4,7 @@ import { UpstreamError } from '../errors.js';
 import { leaseSize, renewsAhead } from '../limits/leases.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../limits/requestLimiter.js';
 import { type RedisConnection, redisReady } from '../redis/connectRedis.js';
-import { ceilingKey, defineCeilingScripts } from './ceilingScripts.js';
+import { ceilingKey, defineCeilingScripts, stepMarkerKey } from './ceilingScripts.js';
 import type { Admission, ClaimOutcome, SnapshotMarks, UsageLedger, UsageSnapshot } from './usageLedger.js';
 
 export interface SharedUsageLedgerOptions {
@@ -24,6 +24,8 @@ const PERIOD_END_MARGIN_MS = 10 * 60_000;
 const SETTLED_POLL_MS = 20;
 /** Changes that could not reach Redis are sent again after this. */
 const STEP_RETRY_MS = 250;
+/** How long Redis remembers that a change was applied: far longer than any resend. */
+const STEP_MARKER_LIFETIME_MS = 10 * 60_000;
 
 /** A request waiting for its claim's answer. */
 interface Waiter {
@@ -82,6 +84,8 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
   /** Organizations seen without a ceiling: their batches are not told to Redis. */
   const withoutCeiling = new Set<string>();
   const pending = new Map<string, PendingStep>();
+  /** Changes given an id, sent and not yet confirmed (or not sent: Redis was down). */
+  const unsent: Array<{ organizationId: string; id: string; entry: PendingStep }> = [];
   let stepTimer: NodeJS.Timeout | null = null;
   let stepScheduled = false;
   let closed = false;
@@ -121,24 +125,34 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
 
   const sendSteps = (): Promise<unknown> => {
     stepScheduled = false;
-    if (pending.size === 0) return Promise.resolve();
+    for (const [organizationId, entry] of pending) unsent.push({ organizationId, id: randomUUID(), entry });
+    pending.clear();
+    if (unsent.length === 0) return Promise.resolve();
     if (!redisReady(redis)) {
       retrySteps();
       return Promise.resolve();
     }
-    const sent = [...pending];
-    pending.clear();
+    const sending = unsent.splice(0);
     return Promise.all(
-      sent.map(([organizationId, entry]) =>
-        redis
-          .stepCeiling(ceilingKey(organizationId), entry.epoch, entry.admitted, entry.acknowledged, entry.inDoubt)
+      sending.map((change) => {
+        const { organizationId, id, entry } = change;
+        return redis
+          .stepCeiling(
+            ceilingKey(organizationId),
+            stepMarkerKey(organizationId, id),
+            entry.epoch,
+            entry.admitted,
+            entry.acknowledged,
+            entry.inDoubt,
+            STEP_MARKER_LIFETIME_MS,
+          )
           .catch((err: unknown) => {
-            logger.debug({ err, organizationId }, 'usage count change not taken by redis: sent again');
-            const { epoch, ...change } = entry;
-            step(organizationId, epoch === '' ? null : epoch, change);
+            // Perhaps applied and only the answer lost: sent again as it is, under the same marker.
+            logger.debug({ err, organizationId }, 'usage count change not confirmed by redis: sent again');
+            unsent.push(change);
             retrySteps();
-          }),
-      ),
+          });
+      }),
     );
   };
 
