@@ -64,12 +64,15 @@ return {1, maybe, room}
 `;
 
 /**
- * ARGV: the caller's periodEnd (ms), calls wanted. Grants what fits, at most what is wanted.
- * Returns [granted (−1: no snapshot of this period yet), room left, room left were every
- * call in doubt included in `used`, epoch].
+ * KEYS: the count, the claim's marker. ARGV: the caller's periodEnd (ms), calls wanted, the
+ * marker's lifetime in ms. Grants what fits, at most what is wanted, and notes the grant in
+ * the marker, so a claim whose answer was lost can be cancelled (CANCEL). Returns [granted
+ * (−1: no snapshot of this period yet; −2: cancelled before it ran), room left, room left
+ * were every call in doubt included in `used`, epoch].
  */
 const CLAIM = `
 local h = KEYS[1]
+if not redis.call('SET', KEYS[2], 'none', 'NX', 'PX', ARGV[3]) then return {-2, 0, 0, ''} end
 if redis.call('HGET', h, 'period') ~= ARGV[1] then return {-1, 0, 0, ''} end
 local others = redis.call('HGET', h, 'others')
 if not others then return {-1, 0, 0, ''} end
@@ -77,22 +80,43 @@ local ceiling = tonumber(redis.call('HGET', h, 'ceiling'))
 local admitted = tonumber(redis.call('HGET', h, 'admitted') or '0')
 local room = ceiling - tonumber(others) - admitted
 local granted = math.max(0, math.min(tonumber(ARGV[2]), room))
-if granted > 0 then redis.call('HINCRBY', h, 'admitted', granted) end
+local epoch = redis.call('HGET', h, 'epoch')
+if granted > 0 then
+  redis.call('HINCRBY', h, 'admitted', granted)
+  redis.call('SET', KEYS[2], granted .. ':' .. epoch, 'PX', ARGV[3])
+end
 local roomLow = ceiling - tonumber(redis.call('HGET', h, 'othersLow')) - admitted - granted
-return {granted, room - granted, roomLow, redis.call('HGET', h, 'epoch')}
+return {granted, room - granted, roomLow, epoch}
 `;
 
 /**
- * KEYS: the count, the change's marker. ARGV: epoch, change of admitted (applied only to
- * that epoch), of acknowledged, of inDoubt, the marker's lifetime in ms. A change is applied
- * once: one whose answer was lost (a timeout) is sent again with the same marker.
- * Nothing happens to a count that has no period (none or a lost one): its calls stay unseen.
+ * KEYS: the count, a claim's marker. ARGV: the marker's lifetime in ms. Gives back what the
+ * claim was granted (its answer never arrived, so nobody serves it), once; a claim that
+ * had not run yet never will.
+ */
+const CANCEL = `
+local noted = redis.call('GET', KEYS[2])
+redis.call('SET', KEYS[2], 'cancelled', 'PX', ARGV[1])
+if not noted then return 0 end
+local granted, epoch = string.match(noted, '^(%d+):(.+)$')
+if not granted or epoch ~= redis.call('HGET', KEYS[1], 'epoch') then return 0 end
+redis.call('HINCRBY', KEYS[1], 'admitted', -tonumber(granted))
+return tonumber(granted)
+`;
+
+/**
+ * KEYS: the count, the change's marker. ARGV: the epoch the calls were admitted under
+ * ('*': unknown), change of admitted, of acknowledged, of inDoubt, the marker's lifetime
+ * in ms. Calls of another incarnation change nothing (they are not in its `admitted`);
+ * calls of an unknown one change acknowledged and inDoubt only. A change is applied once:
+ * one whose answer was lost (a timeout) is sent again with the same marker.
  */
 const STEP = `
 local h = KEYS[1]
 if not redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[5]) then return 0 end
-if not redis.call('HGET', h, 'period') then return 0 end
-if ARGV[2] ~= '0' and redis.call('HGET', h, 'epoch') == ARGV[1] then redis.call('HINCRBY', h, 'admitted', ARGV[2]) end
+local epoch = redis.call('HGET', h, 'epoch')
+if not redis.call('HGET', h, 'period') or (ARGV[1] ~= '*' and ARGV[1] ~= epoch) then return 0 end
+if ARGV[2] ~= '0' and ARGV[1] == epoch then redis.call('HINCRBY', h, 'admitted', ARGV[2]) end
 if ARGV[3] ~= '0' then redis.call('HINCRBY', h, 'acknowledged', ARGV[3]) end
 if ARGV[4] ~= '0' then redis.call('HINCRBY', h, 'inDoubt', ARGV[4]) end
 return 1
@@ -118,9 +142,12 @@ declare module 'ioredis' {
     ): Result<[written: number, maybeIncluded: number, room: number], Context>;
     claimCeiling(
       key: string,
+      marker: string,
       periodEnd: string,
       want: number,
+      markerLifetimeMs: number,
     ): Result<[granted: number, room: number, roomLow: number, epoch: string], Context>;
+    cancelCeilingClaim(key: string, marker: string, markerLifetimeMs: number): Result<number, Context>;
     stepCeiling(
       key: string,
       marker: string,
@@ -137,7 +164,8 @@ declare module 'ioredis' {
 export function defineCeilingScripts(connection: RedisConnection): void {
   connection.defineCommand('openCeilingSnapshot', { numberOfKeys: 1, lua: OPEN });
   connection.defineCommand('closeCeilingSnapshot', { numberOfKeys: 1, lua: CLOSE });
-  connection.defineCommand('claimCeiling', { numberOfKeys: 1, lua: CLAIM });
+  connection.defineCommand('claimCeiling', { numberOfKeys: 2, lua: CLAIM });
+  connection.defineCommand('cancelCeilingClaim', { numberOfKeys: 2, lua: CANCEL });
   connection.defineCommand('stepCeiling', { numberOfKeys: 2, lua: STEP });
 }
 
@@ -146,7 +174,7 @@ export function ceilingKey(organizationId: string): string {
   return `ceiling:{${organizationId}}`;
 }
 
-/** The key marking one change to an organization's count as applied (same hash tag: same slot). */
-export function stepMarkerKey(organizationId: string, stepId: string): string {
-  return `ceiling:{${organizationId}}:step:${stepId}`;
+/** The key marking one change or claim of an organization's count (same hash tag: same slot). */
+export function markerKey(organizationId: string, id: string): string {
+  return `ceiling:{${organizationId}}:once:${id}`;
 }

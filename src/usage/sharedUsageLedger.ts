@@ -4,7 +4,8 @@ import { UpstreamError } from '../errors.js';
 import { leaseSize, renewsAhead } from '../limits/leases.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../limits/requestLimiter.js';
 import { type RedisConnection, redisReady } from '../redis/connectRedis.js';
-import { ceilingKey, defineCeilingScripts, stepMarkerKey } from './ceilingScripts.js';
+import { ceilingKey, defineCeilingScripts, markerKey } from './ceilingScripts.js';
+import { appendRun, type EpochRun, removeOne, takeFront } from './epochRuns.js';
 import type { Admission, ClaimOutcome, SnapshotMarks, UsageLedger, UsageSnapshot } from './usageLedger.js';
 
 export interface SharedUsageLedgerOptions {
@@ -25,7 +26,7 @@ const SETTLED_POLL_MS = 20;
 /** Changes that could not reach Redis are sent again after this. */
 const STEP_RETRY_MS = 250;
 /** How long Redis remembers that a change was applied: far longer than any resend. */
-const STEP_MARKER_LIFETIME_MS = 10 * 60_000;
+const MARKER_LIFETIME_MS = 10 * 60_000;
 
 /** A request waiting for its claim's answer. */
 interface Waiter {
@@ -50,12 +51,19 @@ interface OrganizationCount {
   lastClaimMs: number;
 }
 
-/** Changes to one organization's shared count not yet sent. */
+/** Changes to one organization's shared count, for calls admitted under one epoch, not yet sent. */
 interface PendingStep {
-  epoch: string;
+  readonly organizationId: string;
+  readonly epoch: string;
   admitted: number;
   acknowledged: number;
   inDoubt: number;
+}
+
+/** Per organization, the epochs of its calls admitted here and not yet sent, and of those sent and not yet answered. */
+interface CallEpochs {
+  readonly admitted: EpochRun[];
+  readonly sent: EpochRun[];
 }
 
 /**
@@ -83,9 +91,21 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
   const counts = new Map<string, OrganizationCount>();
   /** Organizations seen without a ceiling: their batches are not told to Redis. */
   const withoutCeiling = new Set<string>();
+  /** By organization and epoch. */
   const pending = new Map<string, PendingStep>();
   /** Changes given an id, sent and not yet confirmed (or not sent: Redis was down). */
-  const unsent: Array<{ organizationId: string; id: string; entry: PendingStep }> = [];
+  const unsent: Array<{ id: string; entry: PendingStep }> = [];
+  /** Claims whose answer was lost: what they were granted goes back. */
+  const cancels: Array<{ organizationId: string; id: string }> = [];
+  const epochsOf = new Map<string, CallEpochs>();
+  const callEpochs = (organizationId: string): CallEpochs => {
+    let epochs = epochsOf.get(organizationId);
+    if (!epochs) {
+      epochs = { admitted: [], sent: [] };
+      epochsOf.set(organizationId, epochs);
+    }
+    return epochs;
+  };
   let stepTimer: NodeJS.Timeout | null = null;
   let stepScheduled = false;
   let closed = false;
@@ -102,18 +122,18 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
 
   // ---- changes to the shared count (releases, returned units, the usage buffer's hooks)
 
-  const step = (organizationId: string, epoch: string | null, change: Partial<Omit<PendingStep, 'epoch'>>): void => {
-    let entry = pending.get(organizationId);
-    if (entry && epoch !== null && entry.epoch !== epoch) {
-      // Places taken from an earlier incarnation are nothing to the current one.
-      entry.epoch = epoch;
-      entry.admitted = 0;
-    }
+  const step = (
+    organizationId: string,
+    epoch: string,
+    change: Partial<Pick<PendingStep, 'admitted' | 'acknowledged' | 'inDoubt'>>,
+  ): void => {
+    const key = `${organizationId}\n${epoch}`;
+    let entry = pending.get(key);
     if (!entry) {
-      entry = { epoch: epoch ?? '', admitted: 0, acknowledged: 0, inDoubt: 0 };
-      pending.set(organizationId, entry);
+      entry = { organizationId, epoch, admitted: 0, acknowledged: 0, inDoubt: 0 };
+      pending.set(key, entry);
     }
-    if (epoch !== null) entry.admitted += change.admitted ?? 0;
+    entry.admitted += change.admitted ?? 0;
     entry.acknowledged += change.acknowledged ?? 0;
     entry.inDoubt += change.inDoubt ?? 0;
     if (!stepScheduled) {
@@ -125,26 +145,40 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
 
   const sendSteps = (): Promise<unknown> => {
     stepScheduled = false;
-    for (const [organizationId, entry] of pending) unsent.push({ organizationId, id: randomUUID(), entry });
+    for (const entry of pending.values()) unsent.push({ id: randomUUID(), entry });
     pending.clear();
-    if (unsent.length === 0) return Promise.resolve();
+    if (unsent.length === 0 && cancels.length === 0) return Promise.resolve();
     if (!redisReady(redis)) {
       retrySteps();
       return Promise.resolve();
     }
     const sending = unsent.splice(0);
-    return Promise.all(
-      sending.map((change) => {
-        const { organizationId, id, entry } = change;
+    const cancelling = cancels.splice(0).map((cancel) =>
+      redis
+        .cancelCeilingClaim(
+          ceilingKey(cancel.organizationId),
+          markerKey(cancel.organizationId, cancel.id),
+          MARKER_LIFETIME_MS,
+        )
+        .catch(() => {
+          cancels.push(cancel);
+          retrySteps();
+        }),
+    );
+    return Promise.all([
+      ...cancelling,
+      ...sending.map((change) => {
+        const { id, entry } = change;
+        const { organizationId } = entry;
         return redis
           .stepCeiling(
             ceilingKey(organizationId),
-            stepMarkerKey(organizationId, id),
+            markerKey(organizationId, id),
             entry.epoch,
             entry.admitted,
             entry.acknowledged,
             entry.inDoubt,
-            STEP_MARKER_LIFETIME_MS,
+            MARKER_LIFETIME_MS,
           )
           .catch((err: unknown) => {
             // Perhaps applied and only the answer lost: sent again as it is, under the same marker.
@@ -153,7 +187,7 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
             retrySteps();
           });
       }),
-    );
+    ]);
   };
 
   const retrySteps = (): void => {
@@ -166,11 +200,14 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
   };
 
   const admissionFrom = (organizationId: string, epoch: string): Admission => {
+    const epochs = callEpochs(organizationId);
+    appendRun(epochs.admitted, epoch, 1);
     let released = false;
     return {
       release() {
         if (released) return;
         released = true;
+        removeOne(epochs.admitted, epoch);
         step(organizationId, epoch, { admitted: -1 });
       },
     };
@@ -220,10 +257,20 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
     count.calling = true;
     const lease = leaseFor(count);
     let answer: [granted: number, room: number, roomLow: number, epoch: string];
+    const claimId = randomUUID();
     try {
-      answer = await redis.claimCeiling(ceilingKey(organizationId), String(periodEnd), waiting.length + lease);
+      answer = await redis.claimCeiling(
+        ceilingKey(organizationId),
+        markerKey(organizationId, claimId),
+        String(periodEnd),
+        waiting.length + lease,
+        MARKER_LIFETIME_MS,
+      );
     } catch (err: unknown) {
       logger.debug({ err, organizationId }, 'usage ceiling could not be checked: refusing with 503');
+      // It may have run and only its answer be lost (a timeout): what it took goes back.
+      cancels.push({ organizationId, id: claimId });
+      retrySteps();
       count.calling = false;
       // Those that queued behind the failed call are refused too: another call would wait as long.
       const refusal = unavailable(err);
@@ -232,7 +279,10 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
     }
     const [granted, room, roomLow, epoch] = answer;
     count.calling = false;
-    if (granted < 0) {
+    if (granted === -2) {
+      // Cancelled before it ran: impossible on one connection, which keeps the order; asked again.
+      count.waiting.unshift(...waiting);
+    } else if (granted < 0) {
       // No snapshot of this period in Redis (new period, expired or lost key): verify, then claim again.
       count.room = null;
       for (const waiter of waiting) waiter.resolve({ refusal: 'unseeded' });
@@ -283,6 +333,8 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
       giveBack(count);
       if (nowMs - count.lastClaimMs > 60 * idleMs && count.waiting.length === 0) counts.delete(count.organizationId);
     }
+    for (const [organizationId, epochs] of epochsOf)
+      if (epochs.admitted.length === 0 && epochs.sent.length === 0) epochsOf.delete(organizationId);
   }, idleMs);
   idleTimer.unref();
 
@@ -349,17 +401,24 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
     },
 
     sending(organizationId, calls) {
-      if (hasCeiling(organizationId)) step(organizationId, null, { inDoubt: calls });
+      if (!hasCeiling(organizationId)) return;
+      const epochs = callEpochs(organizationId);
+      for (const run of takeFront(epochs.admitted, calls)) {
+        appendRun(epochs.sent, run.epoch, run.calls);
+        step(organizationId, run.epoch, { inDoubt: run.calls });
+      }
     },
 
     acknowledged(organizationId, calls) {
-      if (hasCeiling(organizationId)) step(organizationId, null, { acknowledged: calls, inDoubt: -calls });
+      if (!hasCeiling(organizationId)) return;
+      for (const run of takeFront(callEpochs(organizationId).sent, calls))
+        step(organizationId, run.epoch, { acknowledged: run.calls, inDoubt: -run.calls });
     },
 
     dropped(organizationId, calls) {
       if (!hasCeiling(organizationId)) return;
-      const epoch = counts.get(organizationId)?.epoch ?? null;
-      step(organizationId, epoch === '' ? null : epoch, { admitted: -calls, inDoubt: -calls });
+      for (const run of takeFront(callEpochs(organizationId).sent, calls))
+        step(organizationId, run.epoch, { admitted: -run.calls, inDoubt: -run.calls });
     },
 
     isNearCeiling(organizationId) {
