@@ -127,15 +127,6 @@ describe('usage ceiling shared through Redis (three instances)', () => {
     const served = countOf(first, 200) + countOf(rest, 200);
     assert.equal(keyService.usageEvents.length, served);
     const real = headroom - elsewhere;
-    console.log(
-      'MEASURE',
-      real,
-      served,
-      countOf(first, 200),
-      keyService.verifyCalls(),
-      JSON.stringify(await withClient(redis.port, (c) => c.hgetall('ceiling:{org_a}'))),
-      answer.organization.usage.used,
-    );
     assert.ok(served <= real, `served ${served}: ${served - real} over the real headroom of ${real}`);
     assert.ok(served >= 0.9 * real, `served ${served}: more than 10 % under the real headroom of ${real}`);
   });
