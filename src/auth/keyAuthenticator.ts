@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
+import { UpstreamError } from '../errors.js';
 import type { KeyEventStream, KeyServiceClient, KeyServiceEvent, Verification } from '../upstream/keyServiceClient.js';
 import type { ClaimOutcome, UsageLedger } from '../usage/usageLedger.js';
 import { authFailure } from './authFailures.js';
@@ -240,16 +241,20 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       credentials.onKeyPrefix?.(key.prefix);
       const answer = await answerFor(key.keyHash);
       // A refusal is logged once, on the request's own line (prefix and reason).
-      if (answer === null) return principalFor(null, key, now(), 0);
+      if (answer === null) return principalFor(null, key, now());
       // Who the caller is and what it may do come first; the ceiling is the last check.
-      let principal = principalFor(answer.verification, key, now(), 0);
+      let principal = principalFor(answer.verification, key, now());
       const claiming = claimFor(answer);
       let outcome = claiming instanceof Promise ? await claiming : claiming;
       if ('refusal' in outcome && outcome.refusal !== 'refused') {
         const again = await confirm(key.keyHash, answer.verification.organization.id, outcome.refusal);
-        if (again === null) return principalFor(null, key, now(), 0);
-        principal = principalFor(again.verification, key, now(), 0);
+        if (again === null) return principalFor(null, key, now());
+        principal = principalFor(again.verification, key, now());
         outcome = await claimFor(again);
+      }
+      if ('refusal' in outcome && outcome.refusal === 'unseeded') {
+        // The period's count was started over again meanwhile (another instance saw a new period): retry soon.
+        throw new UpstreamError('key-service', 'throttled', 'usage count of this period not seeded yet', 1);
       }
       if ('refusal' in outcome) throw authFailure('usage_ceiling_reached');
       return { ...principal, admission: outcome.admission };
