@@ -25,8 +25,11 @@ const PERIOD_END_MARGIN_MS = 10 * 60_000;
 const SETTLED_POLL_MS = 20;
 /** Changes that could not reach Redis are sent again after this. */
 const STEP_RETRY_MS = 250;
-/** How long Redis remembers that a change was applied: far longer than any resend. */
-const MARKER_LIFETIME_MS = 10 * 60_000;
+/**
+ * How long Redis remembers a change or claim: far longer than a resend takes (every
+ * STEP_RETRY_MS while Redis answers), short enough that a busy organization's markers stay few.
+ */
+const MARKER_LIFETIME_MS = 2 * 60_000;
 
 /** A request waiting for its claim's answer. */
 interface Waiter {
