@@ -2,6 +2,7 @@ import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator, type KeyAuthenticatorCacheOptions } from '../../src/auth/keyAuthenticator.js';
+import type { RedisTarget } from '../../src/config.js';
 import { closeRedis, connectRedis } from '../../src/redis/connectRedis.js';
 import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
 import { createUsageBuffer } from '../../src/usage/createUsageBuffer.js';
@@ -16,7 +17,7 @@ import { keywordsData } from './platformAnswers.js';
 /**
  * One gateway instance as gateway.ts wires it for metering (key service client, event
  * stream, ledger, usage buffer, authenticator), served over real HTTP; the platform
- * is nock'd and always answers. With `redisUrl`, its ledger is the one shared through
+ * is nock'd and always answers. With `redis`, its ledger is the one shared through
  * that Redis, on a connection of its own as a separate process would have.
  */
 export interface MeteredGateway {
@@ -30,7 +31,7 @@ export interface MeteredGatewayOptions {
   readonly cache?: Partial<KeyAuthenticatorCacheOptions>;
   /** The event stream's liveness window. */
   readonly idleTimeoutMs?: number;
-  readonly redisUrl?: string;
+  readonly redis?: RedisTarget;
   /** The authenticator's clock: FIXED_NOW unless given. */
   readonly now?: () => Date;
 }
@@ -51,7 +52,7 @@ export async function startMeteredGateway(
     timeoutMs: 2000,
     events: { reconnectDelayMs: 10, maxReconnectDelayMs: 40, idleTimeoutMs: options.idleTimeoutMs ?? 60_000 },
   });
-  const redis = options.redisUrl ? connectRedis({ kind: 'server', url: options.redisUrl }, logger) : null;
+  const redis = options.redis ? connectRedis(options.redis, logger) : null;
   if (redis) await new Promise((resolve) => redis.once('ready', resolve));
   const ledger = redis ? createSharedUsageLedger({ redis, logger }) : createUsageLedger();
   const usage = createUsageBuffer({

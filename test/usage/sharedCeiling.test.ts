@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import type { KeyAuthenticatorCacheOptions } from '../../src/auth/keyAuthenticator.js';
+import type { RedisTarget } from '../../src/config.js';
 import { eventually } from '../support/eventually.js';
 import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
 import { FIXED_NOW } from '../support/fakeServices.js';
@@ -12,7 +13,7 @@ import {
   statusesOf,
 } from '../support/meteredGateway.js';
 import { type RedisServer, skipWithoutRedis, startRedisServer } from '../support/redisServer.js';
-import { withClient } from '../support/redisTopology.js';
+import { startRedisCluster, withClient } from '../support/redisTopology.js';
 
 /**
  * The usage ceiling shared by three instances through one real redis-server, over real
@@ -59,13 +60,16 @@ describe('usage ceiling shared through Redis (three instances)', function () {
     return answer;
   }
 
-  async function startInstances(cache: Partial<KeyAuthenticatorCacheOptions> = {}): Promise<MeteredGateway[]> {
+  async function startInstances(
+    cache: Partial<KeyAuthenticatorCacheOptions> = {},
+    target: RedisTarget = { kind: 'server', url: redis.url },
+  ): Promise<MeteredGateway[]> {
     const instances = 3;
     // A clock that moves, from the fixed moment the test keys are valid at: cached verifications age.
     const startedAt = Date.now();
     const now = () => new Date(FIXED_NOW.getTime() + Date.now() - startedAt);
     gateways = await Promise.all(
-      Array.from({ length: instances }, () => startMeteredGateway(keyService, { redisUrl: redis.url, cache, now })),
+      Array.from({ length: instances }, () => startMeteredGateway(keyService, { redis: target, cache, now })),
     );
     await eventually('every instance following the event stream', () => keyService.openStreams() === instances);
     return gateways;
@@ -209,5 +213,21 @@ describe('usage ceiling shared through Redis (three instances)', function () {
     const after = [...reconnecting, ...(await spread(30, 5))];
     await delivered([...before, ...after]);
     assertHeadroomServed([...before, ...after], headroom);
+  });
+
+  it('serves the headroom on a Redis cluster, the count of each organization in one slot', async () => {
+    const cluster = await startRedisCluster();
+    try {
+      const headroom = 300;
+      answerWithHeadroom(headroom);
+      const nodes = cluster.nodes.map((node) => ({ host: '127.0.0.1', port: node.port }));
+      await startInstances({}, { kind: 'cluster', nodes });
+      const statuses = await spread(150, 17);
+      await delivered(statuses);
+      assertHeadroomServed(statuses, headroom);
+    } finally {
+      await Promise.all(gateways.splice(0).map((gateway) => gateway.close()));
+      await cluster.stop();
+    }
   });
 });
