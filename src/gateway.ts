@@ -60,7 +60,13 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     createPlatformClient({ ...upstreams.platform, timeoutMs, onCall: metrics.platformCall }),
   );
   const keyService = createKeyServiceClient({ ...upstreams.keyService, timeoutMs, onCall: metrics.keyServiceCall });
-  const ledger = createUsageLedger();
+  // ioredis is loaded only when there is a Redis to talk to: it costs memory a local gateway never needs.
+  const redisModule = config.redis ? await import('./redis/connectRedis.js') : null;
+  const redis = config.redis && redisModule ? redisModule.connectRedis(config.redis, logger) : null;
+  // With Redis every instance admits against one shared count per organization; without, against its own.
+  const ledger = redis
+    ? (await import('./usage/sharedUsageLedger.js')).createSharedUsageLedger({ redis, logger })
+    : createUsageLedger();
   const usage = createUsageBuffer({
     sink: keyService,
     logger,
@@ -87,9 +93,6 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     hasSucceeded: verifications.hasSucceeded,
     now,
   });
-  // ioredis is loaded only when there is a Redis to talk to: it costs memory a local gateway never needs.
-  const redisModule = config.redis ? await import('./redis/connectRedis.js') : null;
-  const redis = config.redis && redisModule ? redisModule.connectRedis(config.redis, logger) : null;
   const limiter: ManagedRequestLimiter = redis
     ? (await import('./limits/redisRequestLimiter.js')).createRedisRequestLimiter({
         ...config.rateLimit,
@@ -155,7 +158,13 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     if (admin && config.adminPort !== null) adminUrl = await listenOn(admin, config.host, config.adminPort);
   } catch (err: unknown) {
     server.close();
-    await Promise.allSettled([closeAdmin(), usage.close(0), limiter.close(), keyAuthenticator.close(), local?.close()]);
+    await Promise.allSettled([
+      closeAdmin(),
+      usage.close(0).then(() => ledger.close()),
+      limiter.close(),
+      keyAuthenticator.close(),
+      local?.close(),
+    ]);
     await closeRedis();
     throw err;
   }
@@ -167,6 +176,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     local,
     closers: [
       (remainingMs) => usage.close(remainingMs),
+      // After the usage: its last acknowledgements reach the shared count, then unused units go back.
+      () => ledger.close(),
       () => limiter.close(),
       closeRedis,
       () => keyAuthenticator.close(),

@@ -1,11 +1,13 @@
+import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
+import { UpstreamError } from '../errors.js';
 import type { KeyEventStream, KeyServiceClient, KeyServiceEvent, Verification } from '../upstream/keyServiceClient.js';
-import type { UsageLedger } from '../usage/usageLedger.js';
+import type { ClaimOutcome, UsageLedger } from '../usage/usageLedger.js';
 import { authFailure } from './authFailures.js';
 import { presentedKeyText } from './credentials.js';
 import { isJwtShaped, toWellFormedKey } from './keyFormat.js';
 import type { Authenticator, PresentedCredentials, Principal } from './principal.js';
-import { isCeilingReached, principalFor } from './principalFor.js';
+import { principalFor } from './principalFor.js';
 import { type CachedVerification, createVerificationCache } from './verificationCache.js';
 
 /** A verification and which of this instance's calls its `used` includes. */
@@ -20,13 +22,16 @@ type Answer = Pick<CachedVerification, 'verification' | 'marks'>;
  * otherwise every request is verified. The service failing means 503 (an UpstreamError),
  * never a 401 and never a pass.
  *
- * The ceiling: a verification's `used` plus every call this instance admitted that the
- * snapshot does not surely include (in flight ones too), checked and counted in one
- * synchronous step, so concurrent requests can never share a place under the ceiling.
+ * The ceiling: the ledger checks a verification's `used` plus every call admitted that the
+ * snapshot does not surely include (in flight ones too) and counts the call in one step,
+ * so concurrent requests can never share a place under the ceiling: in memory on one
+ * instance, in one Redis count shared by every instance when Redis is configured.
  * When only calls of unknown inclusion (a usage batch crossing the verify) decide a
- * refusal, the service is asked once more after they settle. Other instances' calls reach
- * us only through `used`: an organization with a ceiling is re-verified once its entry is
- * older than `usageFreshnessMs`, and on every request within `nearCeilingMargin` calls of it.
+ * refusal, the service is asked once more after they settle; when the shared count has no
+ * verification of the period yet, it is asked at once. Usage the gateway's own count does
+ * not hold reaches us only through `used`: an organization with a ceiling is re-verified
+ * once its entry is older than `usageFreshnessMs`, and on every request within
+ * `nearCeilingMargin` calls of it.
  *
  * An entry past its freshness but within `staleMs` is still served while the stream is
  * alive and the organization is not near its ceiling, and refreshed in the background.
@@ -56,7 +61,7 @@ export interface KeyAuthenticatorOptions {
   keyService: Pick<KeyServiceClient, 'followEvents'> & {
     verify(keyHash: string, lane?: 'refresh'): Promise<Verification | null>;
   };
-  /** This instance's calls per organization, shared with the usage buffer. */
+  /** The calls counted against the ceiling (this instance's, or every instance's in Redis), shared with the usage buffer. */
   ledger: UsageLedger;
   now: () => Date;
   logger: Logger;
@@ -92,6 +97,8 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
   /** Verifications asked again to settle a refusal, shared the same way. */
   const confirming = new Map<string, Promise<Answer | null>>();
   let stream: KeyEventStream | undefined;
+  /** The organization of each key verified lately: a shared count marks a snapshot by organization before the verify. */
+  const organizationOfKey = new LRUCache<string, string>({ max: settings.max });
 
   const following = () => stream?.isConnected() ?? false;
 
@@ -141,15 +148,17 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     if (ceiling === null) return age <= settings.ttlMs ? 'fresh' : 'stale';
     // A new period starts a new count: only the service knows it.
     if (nowMs >= periodEnd.getTime()) return 'unusable';
-    const unseen = ledger.unseen(organization.id, entry.marks);
-    if (ceiling - used - unseen <= settings.nearCeilingMargin) return 'unusable';
+    if (ledger.headroom(organization.id, { used, ceiling, periodEnd }, entry.marks) <= settings.nearCeilingMargin)
+      return 'unusable';
     return age <= settings.usageFreshnessMs ? 'fresh' : 'stale';
   }
 
   async function verifyAndRemember(keyHash: string, lane?: 'refresh'): Promise<Answer | null> {
     const generation = cache.generation();
     const cacheable = following();
-    const window = ledger.openSnapshot();
+    const opening = ledger.openSnapshot(organizationOfKey.get(keyHash));
+    // A shared count reads what is surely included before the verify is sent: the verify waits for it.
+    const window = opening instanceof Promise ? await opening : opening;
     let verification: Verification | null;
     try {
       verification = await keyService.verify(keyHash, lane);
@@ -164,7 +173,9 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       cache.rememberUnknown(keyHash, generation);
       return null;
     }
-    const answer: Answer = { verification, marks: window.close(verification.organization.id) };
+    const { organization } = verification;
+    organizationOfKey.set(keyHash, organization.id);
+    const answer: Answer = { verification, marks: await window.close(organization.id, organization.usage) };
     if (cacheable && following()) cache.remember(keyHash, answer, generation);
     return answer;
   }
@@ -197,18 +208,27 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     return shared(inFlight, keyHash);
   }
 
-  /** Whether calls of unknown inclusion alone make this answer a refusal. */
-  function refusalInDoubt({ verification, marks }: Answer): boolean {
-    const organizationId = verification.organization.id;
-    return (
-      isCeilingReached(verification, ledger.unseen(organizationId, marks)) &&
-      !isCeilingReached(verification, ledger.surelyUnseen(organizationId, marks))
-    );
+  /** Checks the ceiling against this answer and counts the call (synchronously when the ledger can). */
+  function claimFor({ verification, marks }: Answer): ClaimOutcome | Promise<ClaimOutcome> {
+    const { organization } = verification;
+    return ledger.claim({
+      organizationId: organization.id,
+      usage: organization.usage,
+      marks,
+      nearCeilingMargin: settings.nearCeilingMargin,
+    });
   }
 
-  /** Asks again once the calls in doubt are acknowledged (or the wait ends): the answer then includes them. */
-  async function confirm(keyHash: string, organizationId: string): Promise<Answer | null> {
-    await ledger.settled(organizationId, settings.settleMs);
+  /**
+   * Asks again: at once when the shared count lacks this period's verification, else once the
+   * calls in doubt are acknowledged (or the wait ends), so the answer includes them.
+   */
+  async function confirm(
+    keyHash: string,
+    organizationId: string,
+    refusal: 'inDoubt' | 'unseeded',
+  ): Promise<Answer | null> {
+    if (refusal === 'inDoubt') await ledger.settled(organizationId, settings.settleMs);
     return shared(confirming, keyHash);
   }
 
@@ -219,19 +239,25 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       const key = toWellFormedKey(text);
       if (key === null) throw authFailure('malformed_key');
       credentials.onKeyPrefix?.(key.prefix);
-      let answer = await answerFor(key.keyHash);
-      if (answer !== null && refusalInDoubt(answer))
-        answer = await confirm(key.keyHash, answer.verification.organization.id);
+      const answer = await answerFor(key.keyHash);
       // A refusal is logged once, on the request's own line (prefix and reason).
-      if (answer === null) return principalFor(null, key, now(), 0);
-      const { verification, marks } = answer;
-      const organizationId = verification.organization.id;
-      // Checked and counted in one synchronous step: no other request can take the same place.
-      const unseen = ledger.unseen(organizationId, marks);
-      const principal = principalFor(verification, key, now(), unseen);
-      const { used, ceiling } = verification.organization.usage;
-      const near = ceiling !== null && ceiling - used - unseen <= settings.nearCeilingMargin;
-      return { ...principal, admission: ledger.admit(organizationId, near) };
+      if (answer === null) return principalFor(null, key, now());
+      // Who the caller is and what it may do come first; the ceiling is the last check.
+      let principal = principalFor(answer.verification, key, now());
+      const claiming = claimFor(answer);
+      let outcome = claiming instanceof Promise ? await claiming : claiming;
+      if ('refusal' in outcome && outcome.refusal !== 'refused') {
+        const again = await confirm(key.keyHash, answer.verification.organization.id, outcome.refusal);
+        if (again === null) return principalFor(null, key, now());
+        principal = principalFor(again.verification, key, now());
+        outcome = await claimFor(again);
+      }
+      if ('refusal' in outcome && outcome.refusal === 'unseeded') {
+        // The period's count was started over again meanwhile (another instance saw a new period): retry soon.
+        throw new UpstreamError('key-service', 'throttled', 'usage count of this period not seeded yet', 1);
+      }
+      if ('refusal' in outcome) throw authFailure('usage_ceiling_reached');
+      return { ...principal, admission: outcome.admission };
     },
 
     start() {
@@ -243,6 +269,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       const closing = stream;
       stream = undefined;
       forgetEverything();
+      organizationOfKey.clear();
       await closing?.close();
     },
   };

@@ -14,7 +14,7 @@ import type {
   KeyServiceEvent,
   Verification,
 } from '../../src/upstream/keyServiceClient.js';
-import { type Admission, createUsageLedger, type UsageLedger } from '../../src/usage/usageLedger.js';
+import { type Admission, createUsageLedger, type LocalUsageLedger } from '../../src/usage/usageLedger.js';
 import { FIXED_NOW } from '../support/fakeServices.js';
 import {
   keyHashOf,
@@ -124,7 +124,7 @@ export const refusedWith = (status: number, reason: string) => (err: unknown) =>
 /** One authenticator per test, over the controlled key service, a settable clock and pending usage. */
 export interface AuthenticatorUnderTest {
   nowMs: number;
-  ledger: UsageLedger;
+  ledger: LocalUsageLedger;
   /** Makes `calls` of the organization admitted here and not yet acknowledged. */
   setPending(organizationId: string, calls: number): void;
   service: ReturnType<typeof controlledKeyService>;

@@ -2,8 +2,11 @@ import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator, type KeyAuthenticatorCacheOptions } from '../../src/auth/keyAuthenticator.js';
+import type { RedisTarget } from '../../src/config.js';
+import { closeRedis, connectRedis } from '../../src/redis/connectRedis.js';
 import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
 import { createUsageBuffer } from '../../src/usage/createUsageBuffer.js';
+import { createSharedUsageLedger } from '../../src/usage/sharedUsageLedger.js';
 import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import type { UsageRecorder } from '../../src/usage/usageRecorder.js';
 import type { FakeKeyService } from './fakeKeyService.js';
@@ -14,7 +17,8 @@ import { keywordsData } from './platformAnswers.js';
 /**
  * One gateway instance as gateway.ts wires it for metering (key service client, event
  * stream, ledger, usage buffer, authenticator), served over real HTTP; the platform
- * is nock'd and always answers.
+ * is nock'd and always answers. With `redis`, its ledger is the one shared through
+ * that Redis, on a connection of its own as a separate process would have.
  */
 export interface MeteredGateway {
   readonly url: string;
@@ -27,6 +31,9 @@ export interface MeteredGatewayOptions {
   readonly cache?: Partial<KeyAuthenticatorCacheOptions>;
   /** The event stream's liveness window. */
   readonly idleTimeoutMs?: number;
+  readonly redis?: RedisTarget;
+  /** The authenticator's clock: FIXED_NOW unless given. */
+  readonly now?: () => Date;
 }
 
 export function answerEveryPlatformCall(): void {
@@ -45,7 +52,9 @@ export async function startMeteredGateway(
     timeoutMs: 2000,
     events: { reconnectDelayMs: 10, maxReconnectDelayMs: 40, idleTimeoutMs: options.idleTimeoutMs ?? 60_000 },
   });
-  const ledger = createUsageLedger();
+  const redis = options.redis ? connectRedis(options.redis, logger) : null;
+  if (redis) await new Promise((resolve) => redis.once('ready', resolve));
+  const ledger = redis ? createSharedUsageLedger({ redis, logger }) : createUsageLedger();
   const usage = createUsageBuffer({
     sink: client,
     logger,
@@ -53,7 +62,7 @@ export async function startMeteredGateway(
     flushIntervalMs: options.flushIntervalMs ?? 20,
     retryBaseMs: 5,
   });
-  const now = () => FIXED_NOW;
+  const now = options.now ?? (() => FIXED_NOW);
   const authenticator = createKeyAuthenticator({
     keyService: client,
     ledger,
@@ -69,7 +78,9 @@ export async function startMeteredGateway(
     async close() {
       await server.close();
       await usage.close(2000);
+      await ledger.close();
       await authenticator.close();
+      if (redis) closeRedis(redis);
     },
   };
 }
