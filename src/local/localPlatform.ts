@@ -6,7 +6,6 @@ import {
   type ExecutionResult,
   execute,
   GraphQLError,
-  type GraphQLFormattedError,
   GraphQLScalarType,
   type GraphQLSchema,
   Kind,
@@ -15,7 +14,7 @@ import {
 } from 'graphql';
 import { z } from 'zod';
 import { isCalendarDate, parseDateTime } from '../rfc3339.js';
-import { newServiceToken, serve, upstreamApp } from './localHttp.js';
+import { type ServedUpstream, serveUpstream } from './localHttp.js';
 import type { PlatformData } from './platformData.js';
 import { rootValue } from './platformResolvers.js';
 
@@ -24,22 +23,6 @@ import { rootValue } from './platformResolvers.js';
  * loopback, with the platform's service-token auth and page limit. Parsing and validating
  * happen once per distinct query text, so a benchmark measures the gateway, not this.
  */
-
-export interface LocalPlatformOptions {
-  readonly data: PlatformData;
-  /** Service token callers must present; a random one by default. */
-  readonly token?: string;
-  readonly host?: string;
-  /** 0 (default): a free port. */
-  readonly port?: number;
-}
-
-export interface LocalPlatform {
-  /** The GraphQL endpoint, e.g. http://127.0.0.1:41234/graphql */
-  readonly url: string;
-  readonly token: string;
-  close(): Promise<void>;
-}
 
 const GraphQLRequestBody = z.object({
   query: z.string().refine((query) => query.trim() !== '', 'query must be a non-empty string'),
@@ -57,25 +40,20 @@ const ERROR_CODES: Readonly<Record<number, string>> = {
   413: 'PAYLOAD_TOO_LARGE',
 };
 
-export async function startLocalPlatform(options: LocalPlatformOptions): Promise<LocalPlatform> {
-  const token = options.token ?? newServiceToken();
-  const executor = createPlatformExecutor(options.data);
+/** Serves the data at `/graphql`: the url is that endpoint, e.g. http://127.0.0.1:41234/graphql */
+export async function startLocalPlatform(data: PlatformData): Promise<ServedUpstream> {
+  const executor = createPlatformExecutor(data);
   const router = new Router();
   router.post('/graphql', (ctx) => {
     const body = GraphQLRequestBody.safeParse(ctx.request.body);
     if (!body.success) return ctx.throw(400, body.error.issues.map((issue) => issue.message).join('; '));
-    const result = executor.execute(body.data);
-    const answer: { data?: unknown; errors?: GraphQLFormattedError[] } = {};
-    if ('data' in result) answer.data = result.data;
-    if (result.errors && result.errors.length > 0) answer.errors = result.errors.map((e) => e.toJSON());
-    ctx.body = answer;
+    const { data, errors } = executor.execute(body.data);
+    ctx.body = { ...(data === undefined ? {} : { data }), ...(errors?.length ? { errors } : {}) };
   });
-
-  const app = upstreamApp(token, router, (status, message) => ({
+  const served = await serveUpstream(router, (status, message) => ({
     errors: [{ message, extensions: { code: ERROR_CODES[status] ?? 'INTERNAL_SERVER_ERROR' } }],
   }));
-  const served = await serve(app, options.host ?? '127.0.0.1', options.port ?? 0);
-  return { url: `${served.url}/graphql`, token, close: served.close };
+  return { ...served, url: `${served.url}/graphql` };
 }
 
 export interface PlatformExecutor {

@@ -1,7 +1,7 @@
 /**
- * The organizations and keys the local key service starts with. The plaintext keys are
- * fixed constants (valid checksums, see keyMaterial.ts) so `npm start`, the README and the
- * tests can use them; the data file still stores only their SHA-256 hashes.
+ * The organizations and keys the embedded stand-in for the key service starts with. The
+ * plaintext keys are fixed constants (valid checksums, see keyMaterial.ts) so `npm start`, the
+ * README and the tests can use them; the data file still stores only their SHA-256 hashes.
  */
 
 export interface SeedOrganization {
@@ -23,103 +23,52 @@ export const SEED_ORGANIZATIONS: readonly SeedOrganization[] = [
   { id: 'org_legacy', name: 'Legacy Plan Co.', plan: 'legacy_team', ceiling: 50_000, usedAtPeriodStart: 10 },
 ];
 
-/** The fixed plaintext keys of the seeded organizations (local use only). */
+/** The fixed plaintext keys of the seeded organizations (local use only); SEED_KEYS says what each is. */
 export const LOCAL_KEYS = {
-  /** org_demo (pro), read: the key `npm start` prints. */
   demo: 'atl_DemoReadKeyForLocalOrgDemo0000014duUw8',
-  /** org_demo, write only: lacks `read`. */
   demoWriteOnly: 'atl_DemoWritKeyForLocalOrgDemo000002493tJ0',
-  /** org_demo, read, expired 30 days ago. */
   demoExpired: 'atl_DemoExpdKeyForLocalOrgDemo0000033rHkT1',
-  /** org_demo, read, revoked. */
   demoRevoked: 'atl_DemoRevdKeyForLocalOrgDemo0000044fzeqD',
-  /** org_starter: plan below pro. */
   starter: 'atl_StarterKeyForLocalOrgStarter00053cw8Vj',
-  /** org_capped: pro, usage ceiling reached. */
   capped: 'atl_CappedKeyForLocalOrgCapped0000061QsF3G',
-  /** org_other (enterprise, no ceiling): owns another acme.com. */
   other: 'atl_OtherEntKeyForLocalOrgOther000073gw56V',
-  /** org_legacy: a plan unknown to the gateway. */
   legacy: 'atl_LegacyKeyForLocalOrgLegacy00000803zXoR',
 } as const;
 
-export type LocalKeyName = keyof typeof LOCAL_KEYS;
-
 export interface SeedKey {
-  readonly name: LocalKeyName;
+  readonly name: keyof typeof LOCAL_KEYS;
   readonly id: string;
   readonly organizationId: string;
   readonly label: string;
   readonly permissions: readonly string[];
+  /** expired: 30 days ago; revoked: a day ago. */
   readonly state: 'active' | 'expired' | 'revoked';
 }
 
-export const SEED_KEYS: readonly SeedKey[] = [
-  {
-    name: 'demo',
-    id: 'key_LOCALDEMO00000000000000001',
-    organizationId: 'org_demo',
-    label: 'local demo',
-    permissions: ['read'],
-    state: 'active',
-  },
-  {
-    name: 'demoWriteOnly',
-    id: 'key_LOCALDEMO00000000000000002',
-    organizationId: 'org_demo',
-    label: 'local write only',
-    permissions: ['write'],
-    state: 'active',
-  },
-  {
-    name: 'demoExpired',
-    id: 'key_LOCALDEMO00000000000000003',
-    organizationId: 'org_demo',
-    label: 'local expired',
-    permissions: ['read'],
-    state: 'expired',
-  },
-  {
-    name: 'demoRevoked',
-    id: 'key_LOCALDEMO00000000000000004',
-    organizationId: 'org_demo',
-    label: 'local revoked',
-    permissions: ['read'],
-    state: 'revoked',
-  },
-  {
-    name: 'starter',
-    id: 'key_LOCALSTARTER00000000000005',
-    organizationId: 'org_starter',
-    label: 'local starter',
-    permissions: ['read'],
-    state: 'active',
-  },
-  {
-    name: 'capped',
-    id: 'key_LOCALCAPPED000000000000006',
-    organizationId: 'org_capped',
-    label: 'local capped',
-    permissions: ['read'],
-    state: 'active',
-  },
-  {
-    name: 'other',
-    id: 'key_LOCALOTHER0000000000000007',
-    organizationId: 'org_other',
-    label: 'local other',
-    permissions: ['read'],
-    state: 'active',
-  },
-  {
-    name: 'legacy',
-    id: 'key_LOCALLEGACY000000000000008',
-    organizationId: 'org_legacy',
-    label: 'local legacy',
-    permissions: ['read'],
-    state: 'active',
-  },
+const SEED_KEY_ROWS: ReadonlyArray<readonly [SeedKey['name'], string, string, string, string, SeedKey['state']]> = [
+  // The key `npm start` prints.
+  ['demo', 'key_LOCALDEMO00000000000000001', 'org_demo', 'local demo', 'read', 'active'],
+  // Lacks `read`.
+  ['demoWriteOnly', 'key_LOCALDEMO00000000000000002', 'org_demo', 'local write only', 'write', 'active'],
+  ['demoExpired', 'key_LOCALDEMO00000000000000003', 'org_demo', 'local expired', 'read', 'expired'],
+  ['demoRevoked', 'key_LOCALDEMO00000000000000004', 'org_demo', 'local revoked', 'read', 'revoked'],
+  // One key for each other organization: below pro, at its ceiling, another acme.com, an unknown plan.
+  ['starter', 'key_LOCALSTARTER00000000000005', 'org_starter', 'local starter', 'read', 'active'],
+  ['capped', 'key_LOCALCAPPED000000000000006', 'org_capped', 'local capped', 'read', 'active'],
+  ['other', 'key_LOCALOTHER0000000000000007', 'org_other', 'local other', 'read', 'active'],
+  ['legacy', 'key_LOCALLEGACY000000000000008', 'org_legacy', 'local legacy', 'read', 'active'],
 ];
+
+export const SEED_KEYS: readonly SeedKey[] = SEED_KEY_ROWS.map(
+  ([name, id, organizationId, label, permission, state]) => ({
+    name,
+    id,
+    organizationId,
+    label,
+    permissions: [permission],
+    state,
+  }),
+);
 
 /** The person the local seed and the CLI act as. */
 export const LOCAL_OWNER_ID = 'usr_local_owner';
