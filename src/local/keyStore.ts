@@ -3,7 +3,6 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { DATA_FILE_NAME, readIfExists, USAGE_LOG_NAME, writeFileAtomically } from './dataDirFiles.js';
-import { DAY_MS } from './dateText.js';
 import { keyHashOf, keyPrefixOf, newPlaintextKey } from './keyMaterial.js';
 import { LOCAL_KEYS, LOCAL_OWNER_ID, SEED_KEYS, SEED_ORGANIZATIONS } from './seedAccounts.js';
 
@@ -14,6 +13,7 @@ import { LOCAL_KEYS, LOCAL_OWNER_ID, SEED_KEYS, SEED_ORGANIZATIONS } from './see
  * once per event id. Every change is on disk (temp file + rename) before its answer is given.
  */
 
+export const DAY_MS = 86_400_000;
 export const ACTIVE_KEY_LIMIT = 50;
 export const MAX_LIFETIME_DAYS = 730;
 export const NAME_MAX_CHARACTERS = 100;

@@ -3,7 +3,6 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../config.js';
 import { DataDirBusy, runningEndpoint } from './dataDirFiles.js';
-import { DAY_MS } from './dateText.js';
 import { loadKeyCliConfig } from './keyCliConfig.js';
 import {
   type Actor,
@@ -13,8 +12,7 @@ import {
   listKeys,
   revokeKey,
 } from './keyManagementClient.js';
-import { describePermissions, unknownPermissions } from './keyPermissions.js';
-import { type Key, MAX_LIFETIME_DAYS } from './keyStore.js';
+import { DAY_MS, type Key, MAX_LIFETIME_DAYS } from './keyStore.js';
 import { startLocalKeyService } from './localKeyService.js';
 import { LOCAL_OWNER_ID } from './seedAccounts.js';
 
@@ -25,6 +23,17 @@ import { LOCAL_OWNER_ID } from './seedAccounts.js';
  * writes into the data directory) or, when none runs, one started in this process over the
  * same data file. It acts as a local owner holding manage_api_keys unless told otherwise.
  */
+
+/**
+ * The permissions a key may carry (public-rest-v1.md 5.2) and what each grants. Any other
+ * string is stored by the key service but grants nothing, so the CLI refuses it unless told.
+ */
+const KEY_PERMISSIONS: Readonly<Record<string, string>> = {
+  read: 'GET on the public /v1/api/* routes',
+  write: 'nothing on these routes (reserved for write routes)',
+  audit: "the content-management plugin's audit routes, not these routes",
+  content: "the content-management plugin's content routes, not these routes",
+};
 
 const USAGE = `Usage:
   npm run keys -- create --org <id> --name <name> [--permissions read,write] [--expires-in-days N]
@@ -37,7 +46,9 @@ Options:
   --allow-unknown-permissions   accept --permissions names other than those below (they grant nothing)
   --json                        print the key service's answer as JSON
 Permissions (--permissions, default read):
-${describePermissions()}`;
+${Object.entries(KEY_PERMISSIONS)
+  .map(([name, grants]) => `  ${name.padEnd(8)} ${grants}`)
+  .join('\n')}`;
 
 const OPTIONS = {
   org: { type: 'string' },
@@ -131,7 +142,7 @@ function commandOf(
       const { name } = values;
       if (name === undefined) throw new UsageError('create needs --name <name>');
       const permissions = commaList(values.permissions);
-      const unknown = unknownPermissions(permissions);
+      const unknown = permissions.filter((permission) => !Object.hasOwn(KEY_PERMISSIONS, permission));
       if (permissions.length === 0)
         throw new UsageError('--permissions names no permission; a key without one grants nothing');
       if (unknown.length > 0 && !values['allow-unknown-permissions']) {

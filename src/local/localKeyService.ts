@@ -6,7 +6,7 @@ import { parseDateTime } from '../rfc3339.js';
 import { announceEndpoint, DATA_FILE_NAME, lockDataDir, withdrawEndpoint } from './dataDirFiles.js';
 import { KeyEventLog, toSseFrame } from './keyEvents.js';
 import { keyHashOf } from './keyMaterial.js';
-import { isActive, KeyStore, NAME_MAX_CHARACTERS, type Organization } from './keyStore.js';
+import { isActive, KeyStore, NAME_MAX_CHARACTERS } from './keyStore.js';
 import { serveUpstream } from './localHttp.js';
 import { LOCAL_KEYS } from './seedAccounts.js';
 
@@ -26,21 +26,7 @@ export interface LocalKeyServiceOptions {
   readonly announce?: boolean;
 }
 
-export interface LocalKeyService {
-  /** Base URL without a trailing slash, e.g. http://127.0.0.1:41235 */
-  readonly url: string;
-  readonly token: string;
-  readonly dataFile: string;
-  /** The demo key of org_demo (plaintext; stored hashed). */
-  readonly demoKey: string;
-  /** false when the demo key was revoked or has expired in this data directory. */
-  readonly demoKeyActive: boolean;
-  updateOrganization(
-    organizationId: string,
-    changes: { plan?: string; ceiling?: number | null },
-  ): Promise<Organization | null>;
-  close(): Promise<void>;
-}
+export type LocalKeyService = Awaited<ReturnType<typeof startLocalKeyService>>;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const nonBlank = z.string().refine((text) => text.trim() !== '');
@@ -78,7 +64,7 @@ const ERROR_CODES: Readonly<Record<number, string>> = {
 };
 const CREATE_REFUSALS = { not_found: 404, invalid_expiry: 400, active_key_limit: 409 } as const;
 
-export async function startLocalKeyService(options: LocalKeyServiceOptions): Promise<LocalKeyService> {
+export async function startLocalKeyService(options: LocalKeyServiceOptions) {
   const now = options.now ?? (() => new Date());
   const lock = await lockDataDir(options.dataDir);
   try {
@@ -92,13 +78,15 @@ export async function startLocalKeyService(options: LocalKeyServiceOptions): Pro
     const demo = store.verify(keyHashOf(LOCAL_KEYS.demo));
     let closing: Promise<void> | null = null;
     return {
+      /** Base URL without a trailing slash, e.g. http://127.0.0.1:41235 */
       url: served.url,
       token: served.token,
       dataFile: join(options.dataDir, DATA_FILE_NAME),
+      /** The demo key of org_demo (plaintext; stored hashed). */
       demoKey: LOCAL_KEYS.demo,
+      /** false when the demo key was revoked or has expired in this data directory. */
       demoKeyActive: demo !== null && isActive(demo.key, now().getTime()),
-      updateOrganization: (organizationId, changes) => store.updateOrganization(organizationId, changes),
-      close() {
+      close(): Promise<void> {
         closing ??= (async () => {
           for (const stream of streams) stream.end();
           await served.close();

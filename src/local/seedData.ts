@@ -1,4 +1,4 @@
-import { DAY_MS, dateTimeWithOffset, utcDate } from './dateText.js';
+import { DAY_MS } from './keyStore.js';
 import type {
   AuditRunRecord,
   AuditRunStatus,
@@ -43,18 +43,20 @@ const MINUTE_MS = 60_000;
 /** Offsets the seed writes date-times in, so consumers must normalise them. */
 const OFFSETS = [0, 60, -300, 330] as const;
 const offsetAt = (index: number): number => OFFSETS[index % OFFSETS.length] ?? 0;
+const utcDate = (instantMs: number): string => new Date(instantMs).toISOString().slice(0, 10);
 
-/** A hand-written keyword: its position 8 or more days ago and in the newest check. */
-type KeywordRow = readonly [
-  keyword: string,
-  volume: number | null,
-  cluster: string | null,
-  before: number | null,
-  now: number | null,
-  trackedSinceDays?: number,
-];
-type Score = number | null;
-type Scores = readonly [overall: Score, aiCrawl: Score, contentDecay: Score, technical: Score];
+/** The instant (whole seconds) as RFC 3339 text in the given UTC offset, e.g. 2026-11-20T14:05:00+01:00. */
+function dateTimeWithOffset(instantMs: number, offsetMinutes: number): string {
+  const wall = new Date(Math.floor(instantMs / 1000) * 1000 + offsetMinutes * 60_000).toISOString().slice(0, 19);
+  const abs = Math.abs(offsetMinutes);
+  const hhmm = `${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  return offsetMinutes === 0 ? `${wall}Z` : `${wall}${offsetMinutes > 0 ? '+' : '-'}${hhmm}`;
+}
+
+type N = number | null;
+/** A keyword: its position 8 or more days ago and in the newest check (null for a generated one). */
+type KeywordRow = [keyword: string, volume: N, cluster: string | null, before: N, now: N, trackedSinceDays?: number];
+type Scores = [overall: N, aiCrawl: N, contentDecay: N, technical: N];
 type AuditRow = readonly [
   status: AuditRunStatus,
   startedMinutesAgo: number,
@@ -64,12 +66,7 @@ type AuditRow = readonly [
   counts?: Partial<Record<AuditSeverity, number>>,
 ];
 /** Generated keywords: `count` of the head × modifier pairs, in a seeded order. */
-interface Filler {
-  count: number;
-  heads: readonly string[];
-  modifiers: readonly string[];
-  clusters: readonly string[];
-}
+type Filler = { count: number; heads: string[]; modifiers: string[]; clusters: string[] };
 
 interface SiteSpec {
   /** site_ + the domain by default. */
@@ -148,7 +145,7 @@ const CATALOG_FILLER: Filler = {
   clusters: words('footwear, outerwear, camping, climbing, winter sports, fitness'),
 };
 
-const smallFiller = (heads: readonly string[], clusters: readonly string[], count: number): Filler => ({
+const smallFiller = (heads: string[], clusters: string[], count: number): Filler => ({
   count,
   heads,
   modifiers: words('guide, pricing, near me, review, online, best, cheap, ideas'),
@@ -275,51 +272,34 @@ const PAGE_PATHS = [
 const SEVERITIES: readonly AuditSeverity[] = ['CRITICAL', 'WARNING', 'INFO'];
 const WINDOWS: readonly RollupWindow[] = ['DAYS_7', 'DAYS_30', 'DAYS_90'];
 
-interface KeywordPlan {
-  keyword: string;
-  volume: number | null;
-  cluster: string | null;
-  trackedSinceDays: number;
-  /** Positions from before/now (a hand-written row), or a seeded random walk (a generated one). */
-  row: KeywordRow | null;
-}
-
 function buildSite(spec: SiteSpec, nowMs: number): SiteRecord {
   const id = spec.id ?? `site_${spec.domain.replace(/\W/g, '_')}`;
   const random = seededRandom(id);
   const todayMs = nowMs - (nowMs % DAY_MS);
   const history = spec.historyDays;
-  const plans: KeywordPlan[] = [
-    ...(spec.keywords ?? []).map((row) => {
-      const [keyword, volume, cluster, , , trackedSinceDays = history] = row;
-      return { keyword, volume, cluster, trackedSinceDays, row };
-    }),
-    ...(spec.filler ? fillerPlans(spec.filler, spec.keywords ?? [], history, random) : []),
-  ];
-  const series = plans.map((plan) => positionSeries(plan.row, history, random));
-  const keywords = plans.map((plan, index) => {
-    const createdMs = todayMs - Math.min(plan.trackedSinceDays, history) * DAY_MS - HOUR_MS;
-    return {
-      id: `${id}_kw_${String(index + 1).padStart(4, '0')}`,
-      keyword: plan.keyword,
-      position: series[index]?.[0] ?? null,
-      searchVolume: plan.volume,
-      cluster:
-        plan.cluster === null ? null : { id: `cluster_${plan.cluster.replace(/\W+/g, '_')}`, label: plan.cluster },
-      createdAt: dateTimeWithOffset(createdMs - random.int(0, 600) * MINUTE_MS, offsetAt(index)),
-    };
-  });
+  const written = spec.keywords ?? [];
+  // Hand-written rows keep their before/now positions; generated ones take a seeded random walk.
+  const rows = [...written, ...(spec.filler ? fillerRows(spec.filler, written, random) : [])];
+  const series = rows.map((row, index) => positionSeries(index < written.length ? row : null, history, random));
+  const since = rows.map(([, , , , , trackedSinceDays = history]) => trackedSinceDays);
+  const keywords = rows.map(([keyword, searchVolume, cluster], index) => ({
+    id: `${id}_kw_${String(index + 1).padStart(4, '0')}`,
+    keyword,
+    position: series[index]?.[0] ?? null,
+    searchVolume,
+    cluster: cluster === null ? null : { id: `cluster_${cluster.replace(/\W+/g, '_')}`, label: cluster },
+    createdAt: dateTimeWithOffset(
+      todayMs - Math.min(since[index] ?? history, history) * DAY_MS - HOUR_MS - random.int(0, 600) * MINUTE_MS,
+      offsetAt(index),
+    ),
+  }));
 
   const rankChecks = [];
   for (let daysAgo = history; daysAgo >= 0 && keywords.length > 0; daysAgo--) {
     if (daysAgo > 0 && spec.missingDays?.includes(daysAgo)) continue;
     const entries = keywords
-      .map((keyword, i) => ({
-        keywordId: keyword.id,
-        keyword: keyword.keyword,
-        position: series[i]?.[daysAgo] ?? null,
-      }))
-      .filter((_entry, i) => (plans[i]?.trackedSinceDays ?? history) >= daysAgo);
+      .map(({ id: keywordId, keyword }, i) => ({ keywordId, keyword, position: series[i]?.[daysAgo] ?? null }))
+      .filter((_entry, i) => (since[i] ?? history) >= daysAgo);
     rankChecks.push({ date: utcDate(todayMs - daysAgo * DAY_MS), entries });
   }
 
@@ -345,13 +325,8 @@ function buildSite(spec: SiteSpec, nowMs: number): SiteRecord {
 }
 
 /** Every head × modifier pair not written by hand, shuffled; the first `count` of them. */
-function fillerPlans(
-  filler: Filler,
-  rows: readonly KeywordRow[],
-  history: number,
-  random: SeededRandom,
-): KeywordPlan[] {
-  const taken = new Set(rows.map(([keyword]) => keyword));
+function fillerRows(filler: Filler, written: readonly KeywordRow[], random: SeededRandom): KeywordRow[] {
+  const taken = new Set(written.map(([keyword]) => keyword));
   const combos = filler.heads
     .flatMap((head) => filler.modifiers.map((modifier) => `${head} ${modifier}`))
     .filter((text) => !taken.has(text));
@@ -359,13 +334,13 @@ function fillerPlans(
     const j = random.int(0, i);
     [combos[i], combos[j]] = [combos[j] as string, combos[i] as string];
   }
-  return combos.slice(0, filler.count).map((keyword) => ({
-    keyword,
-    volume: random.chance(0.2) ? null : random.int(1, 2000) * 10,
-    cluster: random.chance(0.25) ? null : random.pick(filler.clusters),
-    trackedSinceDays: random.chance(0.05) ? random.int(0, 20) : history,
-    row: null,
-  }));
+  return combos.slice(0, filler.count).map((keyword) => {
+    const volume = random.chance(0.2) ? null : random.int(1, 2000) * 10;
+    const cluster = random.chance(0.25) ? null : random.pick(filler.clusters);
+    const row: KeywordRow = [keyword, volume, cluster, null, null];
+    if (random.chance(0.05)) row[5] = random.int(0, 20);
+    return row;
+  });
 }
 
 const clampPosition = (position: number): number => Math.min(100, Math.max(1, position));

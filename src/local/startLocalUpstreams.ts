@@ -1,4 +1,4 @@
-import { type LocalKeyService, startLocalKeyService } from './localKeyService.js';
+import { startLocalKeyService } from './localKeyService.js';
 import { startLocalPlatform } from './localPlatform.js';
 import { LOCAL_KEYS } from './seedAccounts.js';
 import { seedPlatformData } from './seedData.js';
@@ -9,22 +9,10 @@ import { seedPlatformData } from './seedData.js';
  * service over the data directory, each on a free loopback port with a random service token.
  */
 
-export interface LocalUpstreams {
-  readonly platform: { readonly url: string; readonly token: string };
-  readonly keyService: { readonly url: string; readonly token: string };
-  /** The demo key of org_demo (pro), ready to use. */
-  readonly demoKey: string;
-  /** false when someone revoked the demo key in this data directory (or it expired). */
-  readonly demoKeyActive: boolean;
-  /** Every seeded key (below-pro, capped, write-only, expired, revoked, another org...). */
-  readonly keys: typeof LOCAL_KEYS;
-  /** Local administration: change an organization's plan or ceiling (announces organization.updated). */
-  readonly updateOrganization: LocalKeyService['updateOrganization'];
-  close(): Promise<void>;
-}
+export type LocalUpstreams = Awaited<ReturnType<typeof startLocalUpstreams>>;
 
 /** `dataDir`: where the key service keeps its data (config.localDataDir); `now`: the clock of both. */
-export async function startLocalUpstreams(options: { dataDir: string; now?: () => Date }): Promise<LocalUpstreams> {
+export async function startLocalUpstreams(options: { dataDir: string; now?: () => Date }) {
   const now = options.now ?? (() => new Date());
   const keyService = await startLocalKeyService({ dataDir: options.dataDir, now });
   const platform = await startLocalPlatform(seedPlatformData(now())).catch(async (err: unknown) => {
@@ -35,11 +23,12 @@ export async function startLocalUpstreams(options: { dataDir: string; now?: () =
   return {
     platform: { url: platform.url, token: platform.token },
     keyService: { url: keyService.url, token: keyService.token },
+    /** The demo key of org_demo (pro), and whether it is still active in this data directory. */
     demoKey: keyService.demoKey,
     demoKeyActive: keyService.demoKeyActive,
+    /** Every seeded key (below-pro, capped, write-only, expired, revoked, another org...). */
     keys: LOCAL_KEYS,
-    updateOrganization: keyService.updateOrganization,
-    close() {
+    close(): Promise<void> {
       closing ??= Promise.all([platform.close(), keyService.close()]).then(() => undefined);
       return closing;
     },
