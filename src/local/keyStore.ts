@@ -3,6 +3,7 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { DATA_FILE_NAME, readIfExists, USAGE_LOG_NAME, writeFileAtomically } from './dataDirFiles.js';
+import type { KeyEventLog } from './keyEvents.js';
 import { keyHashOf, keyPrefixOf, newPlaintextKey } from './keyMaterial.js';
 import { LOCAL_KEYS, LOCAL_OWNER_ID, SEED_KEYS, SEED_ORGANIZATIONS } from './seedAccounts.js';
 
@@ -61,16 +62,8 @@ export interface Organization {
   usage: { periodStart: string; periodEnd: string; used: number; ceiling: number | null };
 }
 
-export interface UsageEvent {
-  id: string;
-  keyId: string;
-  organizationId: string;
-  route: string;
-  /** Already checked to be an RFC 3339 date-time. */
-  at: string;
-}
-
-export type KeyEventSink = (type: 'key.revoked' | 'organization.updated', data: Record<string, unknown>) => void;
+/** A usage event as the contract has it; `at` already checked to be an RFC 3339 date-time. */
+export type UsageEvent = { id: string; keyId: string; organizationId: string; at: string };
 
 export class DataFileInvalid extends Error {
   constructor(path: string, detail: string) {
@@ -92,14 +85,14 @@ export class KeyStore {
     /** Usage event id → when it was first received (ms). */
     private readonly usageIds: Map<string, number>,
     private readonly now: () => Date,
-    private readonly emit: KeyEventSink,
+    private readonly emit: KeyEventLog['append'],
   ) {
     this.organizations = new Map(organizations.map((org) => [org.id, org]));
     this.keysByHash = new Map(keys.map((key) => [key.keyHash, key]));
   }
 
   /** Opens the data in `dataDir` (or starts empty), adds any missing seed organization and key, and saves. */
-  static async open(dataDir: string, now: () => Date, emit: KeyEventSink): Promise<KeyStore> {
+  static async open(dataDir: string, now: () => Date, emit: KeyEventLog['append']): Promise<KeyStore> {
     await mkdir(dataDir, { recursive: true });
     const path = join(dataDir, DATA_FILE_NAME);
     const text = await readIfExists(path);
@@ -143,7 +136,7 @@ export class KeyStore {
       const organization = this.organizations.get(event.organizationId);
       if (organization) this.currentPeriod(organization).used += 1;
       const key = this.findKey(event.organizationId, event.keyId);
-      const at = new Date(Date.parse(event.at)).toISOString();
+      const at = iso(Date.parse(event.at));
       if (key && (key.lastUsedAt === null || Date.parse(key.lastUsedAt) < Date.parse(at))) key.lastUsedAt = at;
     }
     if (fresh.size > 0) {
@@ -161,8 +154,7 @@ export class KeyStore {
     organizationId: string,
     actorId: string,
     request: { name: string; permissions: readonly string[]; expiresAtMs: number | null },
-  ): Promise<{ key: Key; plaintext: string } | { error: 'not_found' | 'invalid_expiry' | 'active_key_limit' }> {
-    if (!this.organizations.has(organizationId)) return { error: 'not_found' };
+  ): Promise<{ key: Key; plaintext: string } | { error: 'invalid_expiry' | 'active_key_limit' }> {
     const nowMs = this.now().getTime();
     const expiresAtMs = request.expiresAtMs ?? nowMs + DEFAULT_LIFETIME_DAYS * DAY_MS;
     if (!(expiresAtMs > nowMs) || expiresAtMs - nowMs > MAX_LIFETIME_DAYS * DAY_MS) return { error: 'invalid_expiry' };
@@ -176,9 +168,9 @@ export class KeyStore {
       organizationId,
       name: request.name,
       permissions: [...new Set(request.permissions)],
-      createdAt: new Date(nowMs).toISOString(),
+      createdAt: iso(nowMs),
       createdBy: actorId,
-      expiresAt: new Date(expiresAtMs).toISOString(),
+      expiresAt: iso(expiresAtMs),
       revokedAt: null,
       revokedBy: null,
     });
@@ -253,7 +245,7 @@ export class KeyStore {
   private publicOrganization(organization: StoredOrganization): Organization {
     const { start, used } = this.currentPeriod(organization);
     const startDate = new Date(start);
-    const periodEnd = new Date(Date.UTC(startDate.getUTCFullYear(), startDate.getUTCMonth() + 1, 1)).toISOString();
+    const periodEnd = iso(Date.UTC(startDate.getUTCFullYear(), startDate.getUTCMonth() + 1, 1));
     const { id, plan, ceiling } = organization;
     return { id, plan, usage: { periodStart: start, periodEnd, used, ceiling } };
   }
@@ -261,7 +253,7 @@ export class KeyStore {
   /** The calendar month (UTC) of now; a new month starts from the organization's baseline. */
   private currentPeriod(organization: StoredOrganization): StoredOrganization['period'] {
     const now = this.now();
-    const start = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)).toISOString();
+    const start = iso(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
     if (organization.period.start !== start) organization.period = { start, used: organization.usedAtPeriodStart };
     return organization.period;
   }
@@ -283,13 +275,11 @@ export class KeyStore {
         id: seed.id,
         organizationId: seed.organizationId,
         name: seed.label,
-        permissions: [...seed.permissions],
-        createdAt: new Date(createdMs).toISOString(),
+        permissions: [seed.permission],
+        createdAt: iso(createdMs),
         createdBy: LOCAL_OWNER_ID,
-        expiresAt: new Date(
-          seed.state === 'expired' ? nowMs - 30 * DAY_MS : createdMs + MAX_LIFETIME_DAYS * DAY_MS,
-        ).toISOString(),
-        revokedAt: revoked ? new Date(nowMs - DAY_MS).toISOString() : null,
+        expiresAt: iso(seed.state === 'expired' ? nowMs - 30 * DAY_MS : createdMs + MAX_LIFETIME_DAYS * DAY_MS),
+        revokedAt: revoked ? iso(nowMs - DAY_MS) : null,
         revokedBy: revoked ? LOCAL_OWNER_ID : null,
       });
     }
@@ -302,6 +292,10 @@ export function isActive(key: Pick<Key, 'revokedAt' | 'expiresAt'>, nowMs: numbe
 
 function publicKey({ keyHash: _hash, ...key }: StoredKey): Key {
   return { ...key, permissions: [...key.permissions] };
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
 }
 
 function usageLines(ids: ReadonlyMap<string, number>): string {

@@ -1,9 +1,8 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../config.js';
+import { ConfigError, KeyCliEnvSchema, problemLines, processEnvironment, type UpstreamTarget } from '../config.js';
 import { DataDirBusy, runningEndpoint } from './dataDirFiles.js';
-import { loadKeyCliConfig } from './keyCliConfig.js';
 import {
   type Actor,
   createKey,
@@ -42,7 +41,6 @@ const USAGE = `Usage:
 Options:
   --actor <userId>              the acting person (default ${LOCAL_OWNER_ID})
   --actor-permissions <list>    their organization permissions (default manage_api_keys)
-  --data-dir <dir>              the local data directory (default LOCAL_DATA_DIR or .local)
   --allow-unknown-permissions   accept --permissions names other than those below (they grant nothing)
   --json                        print the key service's answer as JSON
 Permissions (--permissions, default read):
@@ -57,7 +55,6 @@ const OPTIONS = {
   'expires-in-days': { type: 'string' },
   actor: { type: 'string', default: LOCAL_OWNER_ID },
   'actor-permissions': { type: 'string', default: 'manage_api_keys' },
-  'data-dir': { type: 'string' },
   json: { type: 'boolean' },
   'allow-unknown-permissions': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
@@ -73,10 +70,8 @@ class UsageError extends Error {}
 /** Runs one command; answers the exit code (0 done, 1 refused or failed, 2 wrong usage). */
 export async function runKeysCli(argv: readonly string[], output: CliOutput): Promise<number> {
   let action: ((target: KeyServiceTarget) => Promise<void>) | 'help';
-  let dataDir: string | undefined;
   try {
     const { values, positionals } = parseCommandLine(argv);
-    dataDir = values['data-dir'];
     action = values.help || positionals[0] === 'help' ? 'help' : commandOf(values, positionals, output);
   } catch (err: unknown) {
     if (!(err instanceof UsageError)) throw err;
@@ -99,13 +94,28 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput): Pr
   }
   try {
     if (config.keyService) await action(config.keyService);
-    else await withLocalKeyService(resolve(dataDir ?? config.localDataDir), action);
+    else await withLocalKeyService(resolve(config.localDataDir), action);
     return 0;
   } catch (err: unknown) {
     if (!(err instanceof KeyManagementRefusal || err instanceof DataDirBusy)) throw err;
     output.err(`keys: ${err.message}`);
     return 1;
   }
+}
+
+/**
+ * The key CLI's configuration: only KEY_SERVICE_URL / KEY_SERVICE_TOKEN (null: the local key
+ * service) and LOCAL_DATA_DIR matter, so an operator can manage keys without naming a platform.
+ */
+export function loadKeyCliConfig(env: Readonly<Record<string, string | undefined>> = processEnvironment()): {
+  keyService: UpstreamTarget | null;
+  localDataDir: string;
+} {
+  const parsed = KeyCliEnvSchema.safeParse(env);
+  if (!parsed.success) throw new ConfigError(problemLines(parsed.error));
+  const { KEY_SERVICE_URL: url, KEY_SERVICE_TOKEN: token, LOCAL_DATA_DIR: localDataDir } = parsed.data;
+  if (url && !token) throw new ConfigError(['KEY_SERVICE_TOKEN is required with KEY_SERVICE_URL']);
+  return { keyService: url && token ? { url: url.replace(/\/+$/, ''), token } : null, localDataDir };
 }
 
 function parseCommandLine(argv: readonly string[]) {

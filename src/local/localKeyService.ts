@@ -28,11 +28,10 @@ export interface LocalKeyServiceOptions {
 
 export type LocalKeyService = Awaited<ReturnType<typeof startLocalKeyService>>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const nonBlank = z.string().refine((text) => text.trim() !== '');
 const VerifyBody = z.object({ keyHash: z.string().regex(/^[0-9a-f]{64}$/) });
 const UsageEvent = z.object({
-  id: z.string().regex(UUID).toLowerCase(),
+  id: z.guid().toLowerCase(),
   keyId: z.string().min(1),
   organizationId: z.string().min(1),
   route: z.string().min(1),
@@ -62,7 +61,7 @@ const ERROR_CODES: Readonly<Record<number, string>> = {
   // A body over the limit is one of another form, as the contract sees it.
   413: 'invalid_request',
 };
-const CREATE_REFUSALS = { not_found: 404, invalid_expiry: 400, active_key_limit: 409 } as const;
+const CREATE_REFUSALS = { invalid_expiry: 400, active_key_limit: 409 } as const;
 
 export async function startLocalKeyService(options: LocalKeyServiceOptions) {
   const now = options.now ?? (() => new Date());

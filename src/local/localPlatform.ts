@@ -56,12 +56,8 @@ export async function startLocalPlatform(data: PlatformData): Promise<ServedUpst
   return { ...served, url: `${served.url}/graphql` };
 }
 
-export interface PlatformExecutor {
-  execute(body: GraphQLRequestBody): ExecutionResult;
-}
-
 /** Executes GraphQL requests against the data, without HTTP (the server and tests use it). */
-export function createPlatformExecutor(data: PlatformData): PlatformExecutor {
+export function createPlatformExecutor(data: PlatformData): { execute(body: GraphQLRequestBody): ExecutionResult } {
   const schema = platformSchema();
   const root = rootValue(data);
   const documents = new Map<string, DocumentNode | readonly GraphQLError[]>();
@@ -104,11 +100,8 @@ export function createPlatformExecutor(data: PlatformData): PlatformExecutor {
   };
 }
 
-let cachedSchema: GraphQLSchema | null = null;
-
 /** The vendored schema, with its Date and DateTime scalars checking what they accept. */
 function platformSchema(): GraphQLSchema {
-  if (cachedSchema) return cachedSchema;
   const schema = buildSchema(readFileSync(SCHEMA_PATH, 'utf8'));
   const date = schema.getType('Date');
   const dateTime = schema.getType('DateTime');
@@ -116,7 +109,6 @@ function platformSchema(): GraphQLSchema {
   if (dateTime instanceof GraphQLScalarType) {
     checkScalar(dateTime, (text) => parseDateTime(text) !== null, 'DateTime must be an RFC 3339 date-time');
   }
-  cachedSchema = schema;
   return schema;
 }
 
@@ -131,14 +123,16 @@ function checkScalar(type: GraphQLScalarType, accepts: (text: string) => boolean
   };
 }
 
+/** The error with `code` in its extensions, unless it has one already. */
 function withCode(error: GraphQLError, code: string): GraphQLError {
   if (error.extensions.code !== undefined) return error;
-  return new GraphQLError(error.message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    path: error.path,
-    originalError: error.originalError,
-    extensions: { ...error.extensions, code },
+  const { message, nodes, source, positions, path, originalError, extensions } = error;
+  return new GraphQLError(message, {
+    nodes,
+    source,
+    positions,
+    path,
+    originalError,
+    extensions: { ...extensions, code },
   });
 }

@@ -4,17 +4,8 @@
  * README and the tests can use them; the data file still stores only their SHA-256 hashes.
  */
 
-export interface SeedOrganization {
-  readonly id: string;
-  readonly name: string;
-  readonly plan: string;
-  /** null: no usage ceiling. */
-  readonly ceiling: number | null;
-  /** Usage already counted at the start of every period (the capped organization starts full). */
-  readonly usedAtPeriodStart: number;
-}
-
-export const SEED_ORGANIZATIONS: readonly SeedOrganization[] = [
+/** `ceiling` null: none; `usedAtPeriodStart`: usage already counted when a period starts (capped starts full). */
+export const SEED_ORGANIZATIONS = [
   { id: 'org_demo', name: 'Acme Demo Inc.', plan: 'pro', ceiling: 5_000_000, usedAtPeriodStart: 48_210 },
   { id: 'org_starter', name: 'Starter Shop Ltd.', plan: 'starter', ceiling: 10_000, usedAtPeriodStart: 120 },
   { id: 'org_capped', name: 'Capped Media GmbH', plan: 'pro', ceiling: 1_000, usedAtPeriodStart: 1_000 },
@@ -35,40 +26,30 @@ export const LOCAL_KEYS = {
   legacy: 'atl_LegacyKeyForLocalOrgLegacy00000803zXoR',
 } as const;
 
-export interface SeedKey {
-  readonly name: keyof typeof LOCAL_KEYS;
-  readonly id: string;
-  readonly organizationId: string;
-  readonly label: string;
-  readonly permissions: readonly string[];
-  /** expired: 30 days ago; revoked: a day ago. */
-  readonly state: 'active' | 'expired' | 'revoked';
-}
+/** A seeded key; `state` expired: 30 days ago, revoked: a day ago. */
+export type SeedKey = (typeof SEED_KEYS)[number];
 
-const SEED_KEY_ROWS: ReadonlyArray<readonly [SeedKey['name'], string, string, string, string, SeedKey['state']]> = [
-  // The key `npm start` prints.
-  ['demo', 'key_LOCALDEMO00000000000000001', 'org_demo', 'local demo', 'read', 'active'],
-  // Lacks `read`.
-  ['demoWriteOnly', 'key_LOCALDEMO00000000000000002', 'org_demo', 'local write only', 'write', 'active'],
-  ['demoExpired', 'key_LOCALDEMO00000000000000003', 'org_demo', 'local expired', 'read', 'expired'],
-  ['demoRevoked', 'key_LOCALDEMO00000000000000004', 'org_demo', 'local revoked', 'read', 'revoked'],
-  // One key for each other organization: below pro, at its ceiling, another acme.com, an unknown plan.
-  ['starter', 'key_LOCALSTARTER00000000000005', 'org_starter', 'local starter', 'read', 'active'],
-  ['capped', 'key_LOCALCAPPED000000000000006', 'org_capped', 'local capped', 'read', 'active'],
-  ['other', 'key_LOCALOTHER0000000000000007', 'org_other', 'local other', 'read', 'active'],
-  ['legacy', 'key_LOCALLEGACY000000000000008', 'org_legacy', 'local legacy', 'read', 'active'],
-];
-
-export const SEED_KEYS: readonly SeedKey[] = SEED_KEY_ROWS.map(
-  ([name, id, organizationId, label, permission, state]) => ({
-    name,
-    id,
-    organizationId,
-    label,
-    permissions: [permission],
-    state,
-  }),
-);
+export const SEED_KEYS = (
+  [
+    // The key `npm start` prints; then one without `read`, one expired and one revoked.
+    ['demo', 'key_LOCALDEMO00000000000000001', 'org_demo', 'local demo', 'read', 'active'],
+    ['demoWriteOnly', 'key_LOCALDEMO00000000000000002', 'org_demo', 'local write only', 'write', 'active'],
+    ['demoExpired', 'key_LOCALDEMO00000000000000003', 'org_demo', 'local expired', 'read', 'expired'],
+    ['demoRevoked', 'key_LOCALDEMO00000000000000004', 'org_demo', 'local revoked', 'read', 'revoked'],
+    // One key for each other organization: below pro, at its ceiling, another acme.com, an unknown plan.
+    ['starter', 'key_LOCALSTARTER00000000000005', 'org_starter', 'local starter', 'read', 'active'],
+    ['capped', 'key_LOCALCAPPED000000000000006', 'org_capped', 'local capped', 'read', 'active'],
+    ['other', 'key_LOCALOTHER0000000000000007', 'org_other', 'local other', 'read', 'active'],
+    ['legacy', 'key_LOCALLEGACY000000000000008', 'org_legacy', 'local legacy', 'read', 'active'],
+  ] as const
+).map(([name, id, organizationId, label, permission, state]) => ({
+  name,
+  id,
+  organizationId,
+  label,
+  permission,
+  state,
+}));
 
 /** The person the local seed and the CLI act as. */
 export const LOCAL_OWNER_ID = 'usr_local_owner';
