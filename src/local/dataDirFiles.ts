@@ -15,12 +15,9 @@ const LOCK_FILE_NAME = 'key-service.lock';
 const ENDPOINT_FILE_NAME = 'key-service.endpoint.json';
 
 export class DataDirBusy extends Error {
-  constructor(
-    readonly dataDir: string,
-    readonly pid: number,
-  ) {
+  override name = 'DataDirBusy';
+  constructor(dataDir: string, pid: number) {
     super(`another local key service (pid ${pid}) already uses ${dataDir}; stop it or choose another LOCAL_DATA_DIR`);
-    this.name = 'DataDirBusy';
   }
 }
 

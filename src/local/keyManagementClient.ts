@@ -18,13 +18,13 @@ export interface Actor {
 }
 
 export class KeyManagementRefusal extends Error {
+  override name = 'KeyManagementRefusal';
+  /** `connectionRefused`: the connection was never made, so nothing happened. */
   constructor(
     message: string,
-    /** The connection was never made, so nothing happened. */
     readonly connectionRefused = false,
   ) {
     super(message);
-    this.name = 'KeyManagementRefusal';
   }
 }
 
@@ -109,11 +109,11 @@ function refusal(response: Response, answer: unknown, actor: Actor, about: About
         ? `not found: the key service knows no organization ${organizationId}`
         : `not found: organization ${organizationId} has no key ${keyId}`;
     case 'active_key_limit':
-      return `active key limit: ${organizationId} already has ${ACTIVE_KEY_LIMIT} active keys; revoke one before creating another`;
+      return `active key limit: ${organizationId} already has ${ACTIVE_KEY_LIMIT} active keys; revoke one first`;
     case 'invalid_expiry':
-      return `invalid expiry: a key must expire after now and at most ${MAX_LIFETIME_DAYS} days from now (--expires-in-days 1 to ${MAX_LIFETIME_DAYS})`;
+      return `invalid expiry: a key must expire within 1 to ${MAX_LIFETIME_DAYS} days from now`;
     case 'invalid_request':
-      return `invalid request: the name must be 1 to ${NAME_MAX_CHARACTERS} characters and the permissions a comma-separated list`;
+      return `invalid request: the name must be 1 to ${NAME_MAX_CHARACTERS} characters, the permissions a list`;
     default:
       return `unexpected answer from the key service: status ${status}`;
   }

@@ -66,9 +66,9 @@ export interface Organization {
 export type UsageEvent = { id: string; keyId: string; organizationId: string; at: string };
 
 export class DataFileInvalid extends Error {
+  override name = 'DataFileInvalid';
   constructor(path: string, detail: string) {
     super(`the local data file ${path} is not valid (${detail}); move it away to start with fresh seed data`);
-    this.name = 'DataFileInvalid';
   }
 }
 
@@ -153,10 +153,11 @@ export class KeyStore {
   async createKey(
     organizationId: string,
     actorId: string,
-    request: { name: string; permissions: readonly string[]; expiresAtMs: number | null },
+    /** `expiresAt` in ms: null for the default lifetime, NaN for text that is not a date-time. */
+    request: { name: string; permissions: readonly string[]; expiresAt: number | null },
   ): Promise<{ key: Key; plaintext: string } | { error: 'invalid_expiry' | 'active_key_limit' }> {
     const nowMs = this.now().getTime();
-    const expiresAtMs = request.expiresAtMs ?? nowMs + DEFAULT_LIFETIME_DAYS * DAY_MS;
+    const expiresAtMs = request.expiresAt ?? nowMs + DEFAULT_LIFETIME_DAYS * DAY_MS;
     if (!(expiresAtMs > nowMs) || expiresAtMs - nowMs > MAX_LIFETIME_DAYS * DAY_MS) return { error: 'invalid_expiry' };
     const active = this.keys.filter((key) => key.organizationId === organizationId && isActive(key, nowMs));
     if (active.length >= ACTIVE_KEY_LIMIT) return { error: 'active_key_limit' };

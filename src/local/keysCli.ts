@@ -157,7 +157,7 @@ function commandOf(
         throw new UsageError('--permissions names no permission; a key without one grants nothing');
       if (unknown.length > 0 && !values['allow-unknown-permissions']) {
         throw new UsageError(
-          `unknown permission ${unknown.join(', ')}: a key with it could never use it (--allow-unknown-permissions to insist)`,
+          `unknown permission ${unknown.join(', ')}: it grants nothing (--allow-unknown-permissions to insist)`,
         );
       }
       const days = values['expires-in-days']?.trim();
@@ -199,7 +199,7 @@ function commandOf(
       return async (target) => {
         const key = await revokeKey(target, actor, { organizationId: org, keyId });
         print({ key }, () => [
-          `Key ${key.id} (${key.prefix}) is revoked since ${key.revokedAt} by ${key.revokedBy}; it stays listed as the audit record.`,
+          `Key ${key.id} (${key.prefix}) is revoked since ${key.revokedAt} by ${key.revokedBy}; it stays listed.`,
         ]);
       };
     default:
@@ -231,8 +231,8 @@ async function withLocalKeyService(
 
 function commaList(text: string): string[] {
   return text
-    .split(',')
-    .map((item) => item.trim())
+    .trim()
+    .split(/\s*,\s*/)
     .filter(Boolean);
 }
 
@@ -242,16 +242,10 @@ function keyState(key: Key): 'active' | 'expired' | 'revoked' {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
-  runKeysCli(process.argv.slice(2), {
-    out: (line) => process.stdout.write(`${line}\n`),
-    err: (line) => process.stderr.write(`${line}\n`),
-  }).then(
-    (code) => {
-      process.exitCode = code;
-    },
-    (err: unknown) => {
-      process.stderr.write(`keys: ${err instanceof Error ? err.message : String(err)}\n`);
-      process.exitCode = 1;
-    },
-  );
+  const writeTo = (stream: NodeJS.WriteStream) => (line: string) => void stream.write(`${line}\n`);
+  const output = { out: writeTo(process.stdout), err: writeTo(process.stderr) };
+  process.exitCode = await runKeysCli(process.argv.slice(2), output).catch((err: unknown) => {
+    output.err(`keys: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  });
 }

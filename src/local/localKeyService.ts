@@ -142,12 +142,7 @@ function keyServiceRoutes(store: KeyStore, events: KeyEventLog, streams: Set<Pas
   router.post('/v1/organizations/:organizationId/keys', async (ctx) => {
     const actorId = actorWithKeyPermission(ctx);
     if (!store.hasOrganization(organizationOf(ctx))) ctx.throw(404);
-    const { name, permissions, expiresAt } = parsed(ctx, CreateKeyBody);
-    const result = await store.createKey(organizationOf(ctx), actorId, {
-      name,
-      permissions,
-      expiresAtMs: expiresAt,
-    });
+    const result = await store.createKey(organizationOf(ctx), actorId, parsed(ctx, CreateKeyBody));
     if ('error' in result) {
       ctx.status = CREATE_REFUSALS[result.error];
       ctx.body = { error: result.error };
