@@ -69,7 +69,7 @@ function siteNode(record: SiteRecord) {
       const scope = `kw:${record.id}:${field}:${direction}:${ranked ?? '*'}`;
       let list = orderings.get(scope);
       if (!list) {
-        list = record.keywords.filter((k) => ranked === null || isRanked(k.position) === ranked);
+        list = record.keywords.filter((k) => ranked === null || ranked === rankOf(k.position) > 0);
         orderings.set(scope, list.sort(keywordOrder(field, direction)));
       }
       return { ...connection(list, args, 50, scope), totalCount: list.length };
@@ -111,38 +111,27 @@ function auditRunNode(record: AuditRunRecord) {
   };
 }
 
-function isRanked(position: number | null): boolean {
-  return position !== null && position >= 1;
-}
+/** 0 and null: not ranked in the top 100; both count as 0 when ordering. */
+const rankOf = (position: number | null): number => (position !== null && position > 0 ? position : 0);
 
 /** ASCII-only lower case: the schema folds A–Z and nothing else. */
 function asciiLowerCase(text: string): string {
   return text.replace(/[A-Z]/g, (letter) => String.fromCharCode(letter.charCodeAt(0) + 32));
 }
 
-/**
- * The schema's orderings. POSITION: 0 and null count as 0 (unranked FIRST with ASC);
- * SEARCH_VOLUME: null counts as 0; both tie on keyword text ascending by code point,
- * whatever the direction. The id settles anything left, so pages never overlap.
- */
+/** The schema's orderings: POSITION counts 0 and null as 0 (unranked FIRST with ASC), SEARCH_VOLUME null as 0. */
+const DIFFERENCE: Readonly<Record<OrderField, (a: KeywordRecord, b: KeywordRecord) => number>> = {
+  POSITION: (a, b) => rankOf(a.position) - rankOf(b.position),
+  SEARCH_VOLUME: (a, b) => (a.searchVolume ?? 0) - (b.searchVolume ?? 0),
+  KEYWORD: (a, b) => compareCodePoints(a.keyword, b.keyword),
+  CREATED_AT: (a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt),
+};
+
+/** Ties go by keyword text ascending by code point, whatever the direction; the id settles the rest. */
 function keywordOrder(field: OrderField, direction: Direction): (a: KeywordRecord, b: KeywordRecord) => number {
   const sign = direction === 'ASC' ? 1 : -1;
-  const byText = (a: KeywordRecord, b: KeywordRecord) =>
-    compareCodePoints(a.keyword, b.keyword) || compareCodePoints(a.id, b.id);
-  switch (field) {
-    case 'POSITION':
-      return (a, b) => sign * (sortablePosition(a.position) - sortablePosition(b.position)) || byText(a, b);
-    case 'SEARCH_VOLUME':
-      return (a, b) => sign * ((a.searchVolume ?? 0) - (b.searchVolume ?? 0)) || byText(a, b);
-    case 'KEYWORD':
-      return (a, b) => sign * compareCodePoints(a.keyword, b.keyword) || compareCodePoints(a.id, b.id);
-    case 'CREATED_AT':
-      return (a, b) => sign * (Date.parse(a.createdAt) - Date.parse(b.createdAt)) || byText(a, b);
-  }
-}
-
-function sortablePosition(position: number | null): number {
-  return position !== null && position > 0 ? position : 0;
+  return (a, b) =>
+    sign * DIFFERENCE[field](a, b) || compareCodePoints(a.keyword, b.keyword) || compareCodePoints(a.id, b.id);
 }
 
 function badUserInput(message: string): GraphQLError {
