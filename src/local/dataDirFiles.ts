@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { z } from 'zod';
 
 /**
- * The local data directory (LOCAL_DATA_DIR, `.local` by default): the key service's data
- * file, a lock so only one process writes it, and the endpoint of the running local key
- * service so `npm run keys` can talk to it from another process.
+ * The data directory of the embedded stand-in for the key service (LOCAL_DATA_DIR, `.local`
+ * by default): its data files, a lock so only one process writes them, and the endpoint of the
+ * running service so `npm run keys` can talk to it from another process.
  */
 
 export const DATA_FILE_NAME = 'key-service.json';
@@ -14,12 +15,9 @@ const LOCK_FILE_NAME = 'key-service.lock';
 const ENDPOINT_FILE_NAME = 'key-service.endpoint.json';
 
 export class DataDirBusy extends Error {
-  constructor(
-    readonly dataDir: string,
-    readonly pid: number,
-  ) {
+  override name = 'DataDirBusy';
+  constructor(dataDir: string, pid: number) {
     super(`another local key service (pid ${pid}) already uses ${dataDir}; stop it or choose another LOCAL_DATA_DIR`);
-    this.name = 'DataDirBusy';
   }
 }
 
@@ -35,6 +33,28 @@ export async function writeFileAtomically(path: string, text: string): Promise<v
   }
 }
 
+/** The file's text, or null when there is no such file. */
+export async function readIfExists(path: string): Promise<string | null> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err: unknown) {
+    if (errorCode(err) === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+const PidFile = z.object({ pid: z.number().int() });
+const EndpointFile = PidFile.extend({ url: z.string(), token: z.string() });
+
+/** The JSON file as `schema` says, or null when it is missing, unreadable or of another shape. */
+async function readJson<T>(path: string, schema: z.ZodType<T>): Promise<T | null> {
+  try {
+    return schema.parse(JSON.parse((await readIfExists(path)) ?? 'null'));
+  } catch {
+    return null;
+  }
+}
+
 /** Locks held by this process, so one process cannot open the same data twice either. */
 const heldLocks = new Set<string>();
 
@@ -45,22 +65,21 @@ export async function lockDataDir(dataDir: string): Promise<{ release(): Promise
   if (heldLocks.has(lockPath)) throw new DataDirBusy(dataDir, process.pid);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      const handle = await open(lockPath, 'wx', 0o600);
-      await handle.writeFile(JSON.stringify({ pid: process.pid }));
-      await handle.close();
-      heldLocks.add(lockPath);
-      return {
-        async release() {
-          heldLocks.delete(lockPath);
-          await rm(lockPath, { force: true });
-        },
-      };
+      await writeFile(lockPath, JSON.stringify({ pid: process.pid }), { flag: 'wx', mode: 0o600 });
     } catch (err: unknown) {
-      if (!isCode(err, 'EEXIST')) throw err;
-      const holder = await pidIn(lockPath);
-      if (holder !== null && holder !== process.pid && isAlive(holder)) throw new DataDirBusy(dataDir, holder);
+      if (errorCode(err) !== 'EEXIST') throw err;
+      const holder = (await readJson(lockPath, PidFile))?.pid;
+      if (holder !== undefined && holder !== process.pid && isAlive(holder)) throw new DataDirBusy(dataDir, holder);
       await rm(lockPath, { force: true });
+      continue;
     }
+    heldLocks.add(lockPath);
+    return {
+      async release() {
+        heldLocks.delete(lockPath);
+        await rm(lockPath, { force: true });
+      },
+    };
   }
   throw new DataDirBusy(dataDir, -1);
 }
@@ -70,11 +89,8 @@ export interface Endpoint {
   readonly token: string;
 }
 
-export async function announceEndpoint(dataDir: string, endpoint: Endpoint): Promise<void> {
-  await writeFileAtomically(
-    join(dataDir, ENDPOINT_FILE_NAME),
-    JSON.stringify({ url: endpoint.url, token: endpoint.token, pid: process.pid }),
-  );
+export async function announceEndpoint(dataDir: string, { url, token }: Endpoint): Promise<void> {
+  await writeFileAtomically(join(dataDir, ENDPOINT_FILE_NAME), JSON.stringify({ url, token, pid: process.pid }));
 }
 
 export async function withdrawEndpoint(dataDir: string): Promise<void> {
@@ -83,26 +99,8 @@ export async function withdrawEndpoint(dataDir: string): Promise<void> {
 
 /** The endpoint of a local key service that is running now on this data directory, if any. */
 export async function runningEndpoint(dataDir: string): Promise<Endpoint | null> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(await readFile(join(dataDir, ENDPOINT_FILE_NAME), 'utf8'));
-  } catch {
-    return null;
-  }
-  if (typeof parsed !== 'object' || parsed === null) return null;
-  const { url, token, pid } = parsed as Record<string, unknown>;
-  if (typeof url !== 'string' || typeof token !== 'string' || typeof pid !== 'number' || !isAlive(pid)) return null;
-  return { url, token };
-}
-
-async function pidIn(path: string): Promise<number | null> {
-  try {
-    const parsed: unknown = JSON.parse(await readFile(path, 'utf8'));
-    const pid = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>).pid : null;
-    return typeof pid === 'number' ? pid : null;
-  } catch {
-    return null;
-  }
+  const endpoint = await readJson(join(dataDir, ENDPOINT_FILE_NAME), EndpointFile);
+  return endpoint && isAlive(endpoint.pid) ? { url: endpoint.url, token: endpoint.token } : null;
 }
 
 function isAlive(pid: number): boolean {
@@ -111,10 +109,11 @@ function isAlive(pid: number): boolean {
     return true;
   } catch (err: unknown) {
     // EPERM: it exists but belongs to someone else.
-    return isCode(err, 'EPERM');
+    return errorCode(err) === 'EPERM';
   }
 }
 
-export function isCode(err: unknown, code: string): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === code;
+/** The `code` of a Node.js system error (also of a cause a fetch failure wraps). */
+export function errorCode(err: unknown): unknown {
+  return typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
 }

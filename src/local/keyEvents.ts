@@ -1,47 +1,39 @@
 import { randomBytes } from 'node:crypto';
 
 /**
- * The key service's change events, kept for replay: a client reconnecting with
- * `Last-Event-ID` gets what it missed within the retention window, or `reset` when the
- * events after its id are gone (older than the window, or from before a restart).
+ * The change events of the embedded stand-in for the key service, kept for replay: a client
+ * reconnecting with `Last-Event-ID` gets what it missed within the retention window (10
+ * minutes, as the contract says), or `reset` when the events after its id are gone (older than
+ * the window, or from before a restart).
  */
-
-export type KeyEventType = 'key.revoked' | 'organization.updated';
 
 export interface KeyEvent {
   readonly id: string;
-  readonly type: KeyEventType | 'reset';
+  readonly type: 'key.revoked' | 'organization.updated' | 'reset';
   readonly data: Record<string, unknown>;
-}
-
-interface LoggedEvent extends KeyEvent {
   readonly seq: number;
   readonly atMs: number;
 }
 
-export const EVENT_RETENTION_MS = 10 * 60_000;
+const RETENTION_MS = 10 * 60_000;
 
 export class KeyEventLog {
   /** Ids of this process's events start with it; any other id predates a restart. */
   private readonly bootId = randomBytes(4).toString('hex');
-  private readonly events: LoggedEvent[] = [];
+  private readonly events: KeyEvent[] = [];
   private seq = 0;
   /** The highest seq already dropped from the log. */
   private droppedThrough = 0;
   private readonly listeners = new Set<(event: KeyEvent) => void>();
 
-  constructor(
-    private readonly now: () => Date,
-    private readonly retentionMs: number = EVENT_RETENTION_MS,
-  ) {}
+  constructor(private readonly now: () => Date) {}
 
-  append(type: KeyEventType, data: Record<string, unknown>): KeyEvent {
+  append(type: 'key.revoked' | 'organization.updated', data: Record<string, unknown>): void {
     this.seq += 1;
-    const event: LoggedEvent = { id: this.idOf(this.seq), type, data, seq: this.seq, atMs: this.now().getTime() };
+    const event = { id: `${this.bootId}-${this.seq}`, type, data, seq: this.seq, atMs: this.now().getTime() };
     this.events.push(event);
     this.dropExpired();
     for (const listener of this.listeners) listener(event);
-    return publicEvent(event);
   }
 
   /** What a client that last saw `lastEventId` missed, or a reset when that cannot be told. */
@@ -51,9 +43,9 @@ export class KeyEventLog {
     const seen = match && match[1] === this.bootId ? Number(match[2]) : null;
     if (seen === null || seen > this.seq || seen < this.droppedThrough) {
       // The reset carries the newest id, so reconnecting after it replays from here.
-      return [{ id: this.idOf(this.seq), type: 'reset', data: {} }];
+      return [{ id: `${this.bootId}-${this.seq}`, type: 'reset', data: {}, seq: this.seq, atMs: 0 }];
     }
-    return this.events.filter((event) => event.seq > seen).map(publicEvent);
+    return this.events.filter((event) => event.seq > seen);
   }
 
   subscribe(listener: (event: KeyEvent) => void): () => void {
@@ -61,20 +53,12 @@ export class KeyEventLog {
     return () => this.listeners.delete(listener);
   }
 
-  private idOf(seq: number): string {
-    return `${this.bootId}-${seq}`;
-  }
-
   private dropExpired(): void {
-    const oldestKept = this.now().getTime() - this.retentionMs;
-    while (this.events.length > 0 && (this.events[0]?.atMs ?? Infinity) < oldestKept) {
+    const oldestKept = this.now().getTime() - RETENTION_MS;
+    while ((this.events[0]?.atMs ?? Infinity) < oldestKept) {
       this.droppedThrough = this.events.shift()?.seq ?? this.droppedThrough;
     }
   }
-}
-
-function publicEvent(event: LoggedEvent): KeyEvent {
-  return { id: event.id, type: event.type, data: event.data };
 }
 
 /** One event in text/event-stream form. */

@@ -5,13 +5,52 @@ import type Router from '@koa/router';
 import Koa from 'koa';
 import { listenOn } from '../http/listenOn.js';
 
-/** What the two embedded upstreams share: service tokens, error answers, serving and closing. */
+/**
+ * What the two embedded stand-ins for the upstreams share: a Koa app on a free loopback port
+ * behind a random service token, answering every error in the upstream's own shape.
+ */
 
-export function newServiceToken(): string {
-  return randomBytes(24).toString('base64url');
+export interface ServedUpstream {
+  /** Base URL without a trailing slash, e.g. http://127.0.0.1:41235 */
+  readonly url: string;
+  /** The service token callers must present. */
+  readonly token: string;
+  /** Closes the server and every open connection (keep-alive and event streams included). */
+  close(): Promise<void>;
 }
 
-/** 401 with no body, as both upstream contracts say, unless `Authorization: Bearer <token>` (constant-time). */
+/**
+ * Serves the routes behind, in order: errors in the upstream's shape (`bodyFor`), the service
+ * token (401 with no body before anything else, as both contracts say), JSON bodies up to 1 MB;
+ * 405 with Allow for another method.
+ */
+export async function serveUpstream(
+  router: Router,
+  bodyFor: (status: number, message: string) => unknown,
+): Promise<ServedUpstream> {
+  const token = randomBytes(24).toString('base64url');
+  const app = new Koa();
+  app.silent = true; // a stand-in: its failures are answered, not logged
+  app.use(answerErrors(bodyFor));
+  app.use(requireServiceToken(token));
+  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb' }));
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  const server = createServer(app.callback());
+  const url = await listenOn(server, '127.0.0.1', 0);
+  return {
+    url,
+    token,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        if (!server.listening) return resolve();
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+/** `Authorization: Bearer <token>`, compared in constant time. */
 function requireServiceToken(token: string): Koa.Middleware {
   const digest = (text: string) => createHash('sha256').update(text).digest();
   const expected = digest(token);
@@ -27,9 +66,8 @@ function requireServiceToken(token: string): Koa.Middleware {
 }
 
 /**
- * Answers every error in the upstream's own shape: what the body parser or a handler throws
- * keeps its 4xx status (anything else is a 500), and an unmatched path (404) or method (405,
- * its Allow header set by the router) gets a body too.
+ * What the body parser or a handler throws keeps its 4xx status (anything else is a 500), and
+ * an unmatched path (404) or method (405, its Allow header set by the router) gets a body too.
  */
 function answerErrors(bodyFor: (status: number, message: string) => unknown): Koa.Middleware {
   return async (ctx, next) => {
@@ -41,50 +79,10 @@ function answerErrors(bodyFor: (status: number, message: string) => unknown): Ko
         ctx.status = status;
       }
     } catch (err: unknown) {
-      const status = statusOf(err);
-      ctx.status = status ?? 500;
-      ctx.body = bodyFor(ctx.status, status !== null && err instanceof Error ? err.message : 'internal error');
+      const status = typeof err === 'object' && err !== null ? (err as { status?: unknown }).status : undefined;
+      const known = typeof status === 'number' && status >= 400 && status < 500 && err instanceof Error;
+      ctx.status = known ? status : 500;
+      ctx.body = bodyFor(ctx.status, known ? err.message : 'internal error');
     }
-  };
-}
-
-function statusOf(err: unknown): number | null {
-  const status = typeof err === 'object' && err !== null ? (err as { status?: unknown }).status : undefined;
-  return typeof status === 'number' && status >= 400 && status < 500 ? status : null;
-}
-
-/**
- * An embedded upstream's app: errors in its shape, the service token first (401 before
- * anything else), JSON bodies up to 1 MB, then the routes; 405 with Allow for another method.
- */
-export function upstreamApp(token: string, router: Router, bodyFor: (status: number, message: string) => unknown): Koa {
-  const app = new Koa();
-  app.silent = true; // a stand-in: its failures are answered, not logged
-  app.use(answerErrors(bodyFor));
-  app.use(requireServiceToken(token));
-  app.use(bodyParser({ enableTypes: ['json'], jsonLimit: '1mb' }));
-  app.use(router.routes());
-  app.use(router.allowedMethods());
-  return app;
-}
-
-export interface ServedApp {
-  /** Base URL without a trailing slash, e.g. http://127.0.0.1:41235 */
-  readonly url: string;
-  /** Closes the server and every open connection (keep-alive and event streams included). */
-  close(): Promise<void>;
-}
-
-export async function serve(app: Koa, host: string, port: number): Promise<ServedApp> {
-  const server = createServer(app.callback());
-  const url = await listenOn(server, host, port);
-  return {
-    url,
-    close: () =>
-      new Promise<void>((resolve, reject) => {
-        if (!server.listening) return resolve();
-        server.close((err) => (err ? reject(err) : resolve()));
-        server.closeAllConnections();
-      }),
   };
 }

@@ -1,14 +1,13 @@
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import Router from '@koa/router';
-import type Koa from 'koa';
+import Router, { type RouterContext } from '@koa/router';
 import { z } from 'zod';
 import { parseDateTime } from '../rfc3339.js';
 import { announceEndpoint, DATA_FILE_NAME, lockDataDir, withdrawEndpoint } from './dataDirFiles.js';
 import { KeyEventLog, toSseFrame } from './keyEvents.js';
 import { keyHashOf } from './keyMaterial.js';
-import { isActive, KeyStore, NAME_MAX_CHARACTERS, type Organization } from './keyStore.js';
-import { newServiceToken, serve, upstreamApp } from './localHttp.js';
+import { isActive, KeyStore, NAME_MAX_CHARACTERS } from './keyStore.js';
+import { serveUpstream } from './localHttp.js';
 import { LOCAL_KEYS } from './seedAccounts.js';
 
 /**
@@ -21,91 +20,72 @@ import { LOCAL_KEYS } from './seedAccounts.js';
 export interface LocalKeyServiceOptions {
   readonly dataDir: string;
   readonly now?: () => Date;
-  /** Service token callers must present; a random one by default. */
-  readonly token?: string;
-  readonly host?: string;
-  /** 0 (default): a free port. */
-  readonly port?: number;
   /** `: ping` comment interval on event streams; 15 s as the contract says. */
   readonly pingIntervalMs?: number;
-  /** How long events are kept for Last-Event-ID replay; 10 minutes as the contract says. */
-  readonly eventRetentionMs?: number;
   /** Write url+token into the data directory for `npm run keys` (default true). */
   readonly announce?: boolean;
 }
 
-export interface LocalKeyService {
-  /** Base URL without a trailing slash, e.g. http://127.0.0.1:41235 */
-  readonly url: string;
-  readonly token: string;
-  readonly dataFile: string;
-  /** The demo key of org_demo (plaintext; stored hashed). */
-  readonly demoKey: string;
-  /** false when the demo key was revoked or has expired in this data directory. */
-  readonly demoKeyActive: boolean;
-  updateOrganization(
-    organizationId: string,
-    changes: { plan?: string; ceiling?: number | null },
-  ): Promise<Organization | null>;
-  close(): Promise<void>;
-}
+export type LocalKeyService = Awaited<ReturnType<typeof startLocalKeyService>>;
 
-const MAX_EVENTS_PER_CALL = 1000;
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const dateTime = z.string().refine((text) => parseDateTime(text) !== null);
 const nonBlank = z.string().refine((text) => text.trim() !== '');
-
 const VerifyBody = z.object({ keyHash: z.string().regex(/^[0-9a-f]{64}$/) });
-const UsageBody = z.object({
-  // One bad event refuses the whole call: nothing of it is counted.
-  events: z
-    .array(
-      z.object({
-        id: z
-          .string()
-          .regex(UUID)
-          .transform((id) => id.toLowerCase()),
-        keyId: z.string().min(1),
-        organizationId: z.string().min(1),
-        route: z.string().min(1),
-        at: dateTime,
-      }),
-    )
-    .min(1)
-    .max(MAX_EVENTS_PER_CALL),
+const UsageEvent = z.object({
+  id: z.guid().toLowerCase(),
+  keyId: z.string().min(1),
+  organizationId: z.string().min(1),
+  route: z.string().min(1),
+  at: z.string().refine((text) => parseDateTime(text) !== null),
 });
+// One bad event refuses the whole call: nothing of it is counted.
+const UsageBody = z.object({ events: z.array(UsageEvent).min(1).max(1000) });
 const CreateKeyBody = z.object({
   name: nonBlank.refine((name) => [...name].length <= NAME_MAX_CHARACTERS),
   permissions: z.array(z.string()),
-  // Checked apart: a bad expiry has its own answer, invalid_expiry.
-  expiresAt: z.unknown().optional(),
+  // Anything but a date-time (or nothing) becomes NaN, which the store answers with invalid_expiry.
+  expiresAt: z
+    .unknown()
+    .optional()
+    .transform((at) => (at == null ? null : ((typeof at === 'string' ? parseDateTime(at) : null) ?? Number.NaN))),
 });
 const UpdateOrganizationBody = z
   .object({ plan: nonBlank.optional(), ceiling: z.number().int().nonnegative().nullable().optional() })
   .refine((changes) => changes.plan !== undefined || changes.ceiling !== undefined);
 
-export async function startLocalKeyService(options: LocalKeyServiceOptions): Promise<LocalKeyService> {
+const ERROR_CODES: Readonly<Record<number, string>> = {
+  400: 'invalid_request',
+  403: 'forbidden',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  409: 'active_key_limit',
+  // A body over the limit is one of another form, as the contract sees it.
+  413: 'invalid_request',
+};
+const CREATE_REFUSALS = { invalid_expiry: 400, active_key_limit: 409 } as const;
+
+export async function startLocalKeyService(options: LocalKeyServiceOptions) {
   const now = options.now ?? (() => new Date());
-  const token = options.token ?? newServiceToken();
   const lock = await lockDataDir(options.dataDir);
   try {
-    const events = new KeyEventLog(now, options.eventRetentionMs);
+    const events = new KeyEventLog(now);
     const store = await KeyStore.open(options.dataDir, now, (type, data) => events.append(type, data));
     const streams = new Set<PassThrough>();
-    const app = keyServiceApp({ store, events, token, streams, pingIntervalMs: options.pingIntervalMs ?? 15_000 });
-    const served = await serve(app, options.host ?? '127.0.0.1', options.port ?? 0);
+    const router = keyServiceRoutes(store, events, streams, options.pingIntervalMs ?? 15_000);
+    const served = await serveUpstream(router, (status) => ({ error: ERROR_CODES[status] ?? 'internal_error' }));
     const announce = options.announce ?? true;
-    if (announce) await announceEndpoint(options.dataDir, { url: served.url, token });
+    if (announce) await announceEndpoint(options.dataDir, served);
     const demo = store.verify(keyHashOf(LOCAL_KEYS.demo));
     let closing: Promise<void> | null = null;
     return {
+      /** Base URL without a trailing slash, e.g. http://127.0.0.1:41235 */
       url: served.url,
-      token,
+      token: served.token,
       dataFile: join(options.dataDir, DATA_FILE_NAME),
+      /** The demo key of org_demo (plaintext; stored hashed). */
       demoKey: LOCAL_KEYS.demo,
+      /** false when the demo key was revoked or has expired in this data directory. */
       demoKeyActive: demo !== null && isActive(demo.key, now().getTime()),
-      updateOrganization: (organizationId, changes) => store.updateOrganization(organizationId, changes),
-      close() {
+      close(): Promise<void> {
         closing ??= (async () => {
           for (const stream of streams) stream.end();
           await served.close();
@@ -122,34 +102,17 @@ export async function startLocalKeyService(options: LocalKeyServiceOptions): Pro
   }
 }
 
-interface KeyServiceState {
-  readonly store: KeyStore;
-  readonly events: KeyEventLog;
-  readonly token: string;
-  readonly streams: Set<PassThrough>;
-  readonly pingIntervalMs: number;
-}
-
-const ERROR_CODES: Readonly<Record<number, string>> = {
-  400: 'invalid_request',
-  403: 'forbidden',
-  404: 'not_found',
-  405: 'method_not_allowed',
-  // A body over the limit is one of another form, as the contract sees it.
-  413: 'invalid_request',
-};
-
-function keyServiceApp({ store, events, token, streams, pingIntervalMs }: KeyServiceState): Koa {
+function keyServiceRoutes(store: KeyStore, events: KeyEventLog, streams: Set<PassThrough>, pingMs: number): Router {
   const router = new Router();
 
   router.post('/v1/keys/verify', (ctx) => {
-    const { keyHash } = parsed(ctx, VerifyBody);
-    const found = store.verify(keyHash);
-    answer(ctx, found ? 200 : 404, found ?? { error: 'unknown_key' });
+    const found = store.verify(parsed(ctx, VerifyBody).keyHash);
+    ctx.status = found ? 200 : 404;
+    ctx.body = found ?? { error: 'unknown_key' };
   });
 
   router.post('/v1/usage', async (ctx) => {
-    answer(ctx, 200, await store.recordUsage(parsed(ctx, UsageBody).events));
+    ctx.body = await store.recordUsage(parsed(ctx, UsageBody).events);
   });
 
   // text/event-stream of changes; Last-Event-ID replays what was missed, or starts with `reset`.
@@ -160,13 +123,12 @@ function keyServiceApp({ store, events, token, streams, pingIntervalMs }: KeySer
       'cache-control': 'no-cache, no-transform',
       connection: 'keep-alive',
     });
-    ctx.status = 200;
     ctx.body = stream;
     stream.write(': connected\n\n');
     const lastEventId = ctx.get('last-event-id').trim();
     for (const event of lastEventId === '' ? [] : events.missedSince(lastEventId)) stream.write(toSseFrame(event));
     const unsubscribe = events.subscribe((event) => stream.write(toSseFrame(event)));
-    const ping = setInterval(() => stream.write(': ping\n\n'), pingIntervalMs);
+    const ping = setInterval(() => stream.write(': ping\n\n'), pingMs);
     ping.unref();
     streams.add(stream);
     ctx.res.once('close', () => {
@@ -179,64 +141,50 @@ function keyServiceApp({ store, events, token, streams, pingIntervalMs }: KeySer
 
   router.post('/v1/organizations/:organizationId/keys', async (ctx) => {
     const actorId = actorWithKeyPermission(ctx);
-    if (!store.hasOrganization(organizationOf(ctx))) return answer(ctx, 404, { error: 'not_found' });
-    const { name, permissions, expiresAt } = parsed(ctx, CreateKeyBody);
-    const expiresAtMs = typeof expiresAt === 'string' ? parseDateTime(expiresAt) : null;
-    if (expiresAt !== undefined && expiresAt !== null && expiresAtMs === null)
-      return answer(ctx, 400, { error: 'invalid_expiry' });
-    const result = await store.createKey(organizationOf(ctx), actorId, { name, permissions, expiresAtMs });
-    if (!result.ok) {
-      return answer(ctx, { not_found: 404, invalid_expiry: 400, active_key_limit: 409 }[result.error], {
-        error: result.error,
-      });
+    if (!store.hasOrganization(organizationOf(ctx))) ctx.throw(404);
+    const result = await store.createKey(organizationOf(ctx), actorId, parsed(ctx, CreateKeyBody));
+    if ('error' in result) {
+      ctx.status = CREATE_REFUSALS[result.error];
+      ctx.body = { error: result.error };
+      return;
     }
     ctx.set('cache-control', 'no-store');
-    answer(ctx, 201, { key: result.key, plaintext: result.plaintext });
+    ctx.status = 201;
+    ctx.body = result;
   });
 
   router.get('/v1/organizations/:organizationId/keys', (ctx) => {
     actorWithKeyPermission(ctx);
-    const keys = store.listKeys(organizationOf(ctx));
-    answer(ctx, keys ? 200 : 404, keys ? { keys } : { error: 'not_found' });
+    ctx.body = { keys: store.listKeys(organizationOf(ctx)) ?? ctx.throw(404) };
   });
 
   router.post('/v1/organizations/:organizationId/keys/:keyId/revoke', async (ctx) => {
     const actorId = actorWithKeyPermission(ctx);
-    const key = await store.revokeKey(organizationOf(ctx), ctx.params.keyId ?? '', actorId);
-    answer(ctx, key ? 200 : 404, key ? { key } : { error: 'not_found' });
+    ctx.body = { key: (await store.revokeKey(organizationOf(ctx), ctx.params.keyId ?? '', actorId)) ?? ctx.throw(404) };
   });
 
   router.patch('/v1/organizations/:organizationId', async (ctx) => {
-    const organization = await store.updateOrganization(organizationOf(ctx), parsed(ctx, UpdateOrganizationBody));
-    answer(ctx, organization ? 200 : 404, organization ? { organization } : { error: 'not_found' });
+    const changes = parsed(ctx, UpdateOrganizationBody);
+    ctx.body = { organization: (await store.updateOrganization(organizationOf(ctx), changes)) ?? ctx.throw(404) };
   });
 
-  return upstreamApp(token, router, (status) => ({ error: ERROR_CODES[status] ?? 'internal_error' }));
+  return router;
 }
 
-function organizationOf(ctx: Koa.Context & { params: Record<string, string | undefined> }): string {
+function organizationOf(ctx: RouterContext): string {
   return ctx.params.organizationId ?? '';
 }
 
-function answer(ctx: Koa.Context, status: number, body: unknown): void {
-  ctx.status = status;
-  ctx.body = body;
-}
-
 /** The request body as `schema` says, or 400 invalid_request. */
-function parsed<T extends z.ZodType>(ctx: Koa.Context, schema: T): z.output<T> {
+function parsed<T extends z.ZodType>(ctx: RouterContext, schema: T): z.output<T> {
   const result = schema.safeParse(ctx.request.body);
-  if (!result.success) ctx.throw(400);
-  return result.data;
+  return result.success ? result.data : ctx.throw(400);
 }
 
 /** The acting person, when they hold manage_api_keys; otherwise 403 forbidden. */
-function actorWithKeyPermission(ctx: Koa.Context): string {
+function actorWithKeyPermission(ctx: RouterContext): string {
   const id = ctx.get('x-actor-id').trim();
-  const permissions = ctx
-    .get('x-actor-permissions')
-    .split(',')
-    .map((p) => p.trim());
-  if (id === '' || !permissions.includes('manage_api_keys')) ctx.throw(403);
+  const permissions = ctx.get('x-actor-permissions').split(',');
+  if (id === '' || !permissions.some((p) => p.trim() === 'manage_api_keys')) ctx.throw(403);
   return id;
 }

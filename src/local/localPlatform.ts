@@ -6,7 +6,6 @@ import {
   type ExecutionResult,
   execute,
   GraphQLError,
-  type GraphQLFormattedError,
   GraphQLScalarType,
   type GraphQLSchema,
   Kind,
@@ -15,7 +14,7 @@ import {
 } from 'graphql';
 import { z } from 'zod';
 import { isCalendarDate, parseDateTime } from '../rfc3339.js';
-import { newServiceToken, serve, upstreamApp } from './localHttp.js';
+import { type ServedUpstream, serveUpstream } from './localHttp.js';
 import type { PlatformData } from './platformData.js';
 import { rootValue } from './platformResolvers.js';
 
@@ -24,22 +23,6 @@ import { rootValue } from './platformResolvers.js';
  * loopback, with the platform's service-token auth and page limit. Parsing and validating
  * happen once per distinct query text, so a benchmark measures the gateway, not this.
  */
-
-export interface LocalPlatformOptions {
-  readonly data: PlatformData;
-  /** Service token callers must present; a random one by default. */
-  readonly token?: string;
-  readonly host?: string;
-  /** 0 (default): a free port. */
-  readonly port?: number;
-}
-
-export interface LocalPlatform {
-  /** The GraphQL endpoint, e.g. http://127.0.0.1:41234/graphql */
-  readonly url: string;
-  readonly token: string;
-  close(): Promise<void>;
-}
 
 const GraphQLRequestBody = z.object({
   query: z.string().refine((query) => query.trim() !== '', 'query must be a non-empty string'),
@@ -57,33 +40,24 @@ const ERROR_CODES: Readonly<Record<number, string>> = {
   413: 'PAYLOAD_TOO_LARGE',
 };
 
-export async function startLocalPlatform(options: LocalPlatformOptions): Promise<LocalPlatform> {
-  const token = options.token ?? newServiceToken();
-  const executor = createPlatformExecutor(options.data);
+/** Serves the data at `/graphql`: the url is that endpoint, e.g. http://127.0.0.1:41234/graphql */
+export async function startLocalPlatform(data: PlatformData): Promise<ServedUpstream> {
+  const executor = createPlatformExecutor(data);
   const router = new Router();
   router.post('/graphql', (ctx) => {
     const body = GraphQLRequestBody.safeParse(ctx.request.body);
     if (!body.success) return ctx.throw(400, body.error.issues.map((issue) => issue.message).join('; '));
-    const result = executor.execute(body.data);
-    const answer: { data?: unknown; errors?: GraphQLFormattedError[] } = {};
-    if ('data' in result) answer.data = result.data;
-    if (result.errors && result.errors.length > 0) answer.errors = result.errors.map((e) => e.toJSON());
-    ctx.body = answer;
+    const { data, errors } = executor.execute(body.data);
+    ctx.body = { ...(data === undefined ? {} : { data }), ...(errors?.length ? { errors } : {}) };
   });
-
-  const app = upstreamApp(token, router, (status, message) => ({
+  const served = await serveUpstream(router, (status, message) => ({
     errors: [{ message, extensions: { code: ERROR_CODES[status] ?? 'INTERNAL_SERVER_ERROR' } }],
   }));
-  const served = await serve(app, options.host ?? '127.0.0.1', options.port ?? 0);
-  return { url: `${served.url}/graphql`, token, close: served.close };
-}
-
-export interface PlatformExecutor {
-  execute(body: GraphQLRequestBody): ExecutionResult;
+  return { ...served, url: `${served.url}/graphql` };
 }
 
 /** Executes GraphQL requests against the data, without HTTP (the server and tests use it). */
-export function createPlatformExecutor(data: PlatformData): PlatformExecutor {
+export function createPlatformExecutor(data: PlatformData): { execute(body: GraphQLRequestBody): ExecutionResult } {
   const schema = platformSchema();
   const root = rootValue(data);
   const documents = new Map<string, DocumentNode | readonly GraphQLError[]>();
@@ -126,11 +100,8 @@ export function createPlatformExecutor(data: PlatformData): PlatformExecutor {
   };
 }
 
-let cachedSchema: GraphQLSchema | null = null;
-
 /** The vendored schema, with its Date and DateTime scalars checking what they accept. */
 function platformSchema(): GraphQLSchema {
-  if (cachedSchema) return cachedSchema;
   const schema = buildSchema(readFileSync(SCHEMA_PATH, 'utf8'));
   const date = schema.getType('Date');
   const dateTime = schema.getType('DateTime');
@@ -138,7 +109,6 @@ function platformSchema(): GraphQLSchema {
   if (dateTime instanceof GraphQLScalarType) {
     checkScalar(dateTime, (text) => parseDateTime(text) !== null, 'DateTime must be an RFC 3339 date-time');
   }
-  cachedSchema = schema;
   return schema;
 }
 
@@ -153,14 +123,16 @@ function checkScalar(type: GraphQLScalarType, accepts: (text: string) => boolean
   };
 }
 
+/** The error with `code` in its extensions, unless it has one already. */
 function withCode(error: GraphQLError, code: string): GraphQLError {
   if (error.extensions.code !== undefined) return error;
-  return new GraphQLError(error.message, {
-    nodes: error.nodes,
-    source: error.source,
-    positions: error.positions,
-    path: error.path,
-    originalError: error.originalError,
-    extensions: { ...error.extensions, code },
+  const { message, nodes, source, positions, path, originalError, extensions } = error;
+  return new GraphQLError(message, {
+    nodes,
+    source,
+    positions,
+    path,
+    originalError,
+    extensions: { ...extensions, code },
   });
 }

@@ -1,14 +1,9 @@
-import { DAY_MS, dateTimeWithOffset, utcDate } from './dateText.js';
+import { DAY_MS } from './keyStore.js';
 import type {
-  AiVisibilityRecord,
-  AuditIssueRecord,
   AuditRunRecord,
   AuditRunStatus,
   AuditSeverity,
-  KeywordRecord,
-  OrganizationRecord,
   PlatformData,
-  RankCheckRecord,
   RollupRecord,
   RollupWindow,
   SiteRecord,
@@ -17,9 +12,10 @@ import { SEED_ORGANIZATIONS } from './seedAccounts.js';
 import { type SeededRandom, seededRandom } from './seededRandom.js';
 
 /**
- * Demo content of the local platform. Every date is relative to `now` (injectable), and
- * every other value comes from a seeded PRNG, so two runs on the same day serve the same
- * answers. The sites exercise every rule of the public routes:
+ * Demo content of the embedded stand-in for the platform, generated from the compact tables
+ * below. Every date is relative to `now` (injectable), and every other value comes from a PRNG
+ * seeded with the site id, so two runs on the same day serve the same answers. The sites
+ * exercise every rule of the public routes:
  *
  * org_demo (pro)
  *   acme.com        full data: positions 0 and null, ties, code-point ordering traps, movers,
@@ -33,16 +29,12 @@ import { type SeededRandom, seededRandom } from './seededRandom.js';
  * acme.com), org_legacy (unknown plan): one site each.
  */
 export function seedPlatformData(now: Date = new Date()): PlatformData {
-  const nowMs = now.getTime();
-  const organizations = new Map<string, OrganizationRecord>();
-  for (const [organizationId, specs] of Object.entries(SITE_SPECS)) {
-    const name = SEED_ORGANIZATIONS.find((org) => org.id === organizationId)?.name ?? organizationId;
-    organizations.set(organizationId, {
-      id: organizationId,
-      name,
-      sites: specs.map((spec) => buildSite(spec, nowMs)),
-    });
-  }
+  const organizations = new Map(
+    Object.entries(SITE_SPECS).map(([id, specs]) => {
+      const name = SEED_ORGANIZATIONS.find((org) => org.id === id)?.name ?? id;
+      return [id, { id, name, sites: specs.map((spec) => buildSite(spec, now.getTime())) }] as const;
+    }),
+  );
   return { organizations };
 }
 
@@ -50,333 +42,196 @@ const HOUR_MS = 3_600_000;
 const MINUTE_MS = 60_000;
 /** Offsets the seed writes date-times in, so consumers must normalise them. */
 const OFFSETS = [0, 60, -300, 330] as const;
+const offsetAt = (index: number): number => OFFSETS[index % OFFSETS.length] ?? 0;
+const utcDate = (instantMs: number): string => new Date(instantMs).toISOString().slice(0, 10);
 
-interface KeywordPlan {
-  keyword: string;
-  volume: number | null;
-  cluster: string | null;
-  /** Position 8 or more days ago. */
-  before: number | null;
-  /** Position in the newest check. */
-  now: number | null;
-  /** First tracked this many days ago (default: the whole history). */
-  trackedSinceDays?: number;
-  /** Generated keyword: positions follow a seeded random walk instead of before/now. */
-  randomWalk?: true;
+/** The instant (whole seconds) as RFC 3339 text in the given UTC offset, e.g. 2026-11-20T14:05:00+01:00. */
+function dateTimeWithOffset(instantMs: number, offsetMinutes: number): string {
+  const wall = new Date(Math.floor(instantMs / 1000) * 1000 + offsetMinutes * 60_000).toISOString().slice(0, 19);
+  const abs = Math.abs(offsetMinutes);
+  const hhmm = `${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+  return offsetMinutes === 0 ? `${wall}Z` : `${wall}${offsetMinutes > 0 ? '+' : '-'}${hhmm}`;
 }
 
-interface AiSpec {
-  active: number;
-  paused: number;
-  archived: number;
-  createdDaysAgo: number;
-  /** false: set up, but no rollup has been computed yet. */
-  withRollups: boolean;
-  scoreBps: number;
-}
-
-interface AuditSpec {
-  status: AuditRunStatus;
-  startedMinutesAgo: number;
-  offsetMinutes: number;
-  durationMinutes?: number;
-  scores?: { overall: number | null; aiCrawl: number | null; contentDecay: number | null; technical: number | null };
-  counts?: Partial<Record<AuditSeverity, number>>;
-}
+type N = number | null;
+/** A keyword: its position 8 or more days ago and in the newest check (null for a generated one). */
+type KeywordRow = [keyword: string, volume: N, cluster: string | null, before: N, now: N, trackedSinceDays?: number];
+type Scores = [overall: N, aiCrawl: N, contentDecay: N, technical: N];
+type AuditRow = readonly [
+  status: AuditRunStatus,
+  startedMinutesAgo: number,
+  offsetMinutes: number,
+  durationMinutes?: number,
+  scores?: Scores,
+  counts?: Partial<Record<AuditSeverity, number>>,
+];
+/** Generated keywords: `count` of the head × modifier pairs, in a seeded order. */
+type Filler = { count: number; heads: string[]; modifiers: string[]; clusters: string[] };
 
 interface SiteSpec {
-  id: string;
+  /** site_ + the domain by default. */
+  id?: string;
   domain: string;
-  createdDaysAgo: number;
-  createdOffsetMinutes: number;
+  created: readonly [daysAgo: number, offsetMinutes: number];
   historyDays: number;
   /** Days ago with no completed check (never 0). */
-  missingDays: readonly number[];
-  keywords: readonly KeywordPlan[];
-  filler: { count: number; heads: readonly string[]; modifiers: readonly string[]; clusters: readonly string[] } | null;
-  ai: AiSpec | null;
-  audits: readonly AuditSpec[];
+  missingDays?: readonly number[];
+  keywords?: readonly KeywordRow[];
+  filler?: Filler;
+  /** Prompt counts (active, paused, archived); scoreBps null: set up, but no rollup computed yet. */
+  ai?: { prompts: readonly [number, number, number]; createdDaysAgo: number; scoreBps: number | null };
+  audits?: readonly AuditRow[];
 }
 
-const ACME_KEYWORDS: readonly KeywordPlan[] = [
+/** Comma-separated table cells as a list. */
+const words = (...lines: string[]): string[] => lines.flatMap((line) => line.split(', '));
+
+const ACME_KEYWORDS: readonly KeywordRow[] = [
   // Movers over the last week.
-  { keyword: 'seo audit tool', volume: 9900, cluster: 'audits', before: 45, now: 3 },
-  { keyword: 'rank tracker', volume: 14800, cluster: 'rank tracking', before: 12, now: 0 },
-  { keyword: 'ai visibility tracking', volume: 1300, cluster: 'ai visibility', before: null, now: 8 },
-  { keyword: 'technical seo checklist', volume: 4400, cluster: 'audits', before: 9, now: 27 },
-  { keyword: 'serp tracking api', volume: 720, cluster: 'rank tracking', before: 61, now: 19 },
-  { keyword: 'backlink checker', volume: 22200, cluster: null, before: 33, now: null },
-  {
-    keyword: 'generative engine optimization',
-    volume: 2900,
-    cluster: 'ai visibility',
-    before: null,
-    now: 14,
-    trackedSinceDays: 3,
-  },
-  { keyword: 'llm brand monitoring', volume: null, cluster: 'ai visibility', before: 0, now: 41 },
+  ['seo audit tool', 9900, 'audits', 45, 3],
+  ['rank tracker', 14800, 'rank tracking', 12, 0],
+  ['ai visibility tracking', 1300, 'ai visibility', null, 8],
+  ['technical seo checklist', 4400, 'audits', 9, 27],
+  ['serp tracking api', 720, 'rank tracking', 61, 19],
+  ['backlink checker', 22200, null, 33, null],
+  ['generative engine optimization', 2900, 'ai visibility', null, 14, 3],
+  ['llm brand monitoring', null, 'ai visibility', 0, 41],
   // Steady keywords, with ties on position 4 and 5 (ties order by code point).
-  { keyword: 'seo platform', volume: 6600, cluster: null, before: 1, now: 1 },
-  { keyword: 'keyword rank checker', volume: 5400, cluster: 'rank tracking', before: 2, now: 2 },
-  { keyword: 'Audit software', volume: 880, cluster: 'audits', before: 4, now: 4 },
-  { keyword: 'audit software', volume: 1600, cluster: 'audits', before: 4, now: 4 },
-  { keyword: 'café seo', volume: 90, cluster: 'content', before: 4, now: 4 },
+  ['seo platform', 6600, null, 1, 1],
+  ['keyword rank checker', 5400, 'rank tracking', 2, 2],
+  ['Audit software', 880, 'audits', 4, 4],
+  ['audit software', 1600, 'audits', 4, 4],
+  ['café seo', 90, 'content', 4, 4],
   // U+FF33 sorts before U+1F680 by code point, after it by UTF-16 code unit.
-  { keyword: '🚀 rank launch', volume: 30, cluster: null, before: 5, now: 5 },
-  { keyword: 'Ｓｅｏ tools', volume: 40, cluster: null, before: 5, now: 5 },
-  { keyword: 'content decay', volume: 1900, cluster: 'content', before: 7, now: 7 },
-  { keyword: 'site health score', volume: 1000, cluster: 'audits', before: 11, now: 11 },
-  { keyword: 'share of voice seo', volume: 480, cluster: 'ai visibility', before: 16, now: 16 },
-  { keyword: 'crawl budget', volume: 3600, cluster: 'audits', before: 23, now: 23 },
-  { keyword: 'core web vitals report', volume: 2400, cluster: 'audits', before: 38, now: 38 },
-  { keyword: 'keyword clustering', volume: 1300, cluster: 'content', before: 52, now: 52 },
-  { keyword: 'local rank tracking', volume: 590, cluster: 'rank tracking', before: 77, now: 77 },
-  { keyword: 'seo reporting dashboard', volume: 390, cluster: null, before: 100, now: 100 },
+  ['🚀 rank launch', 30, null, 5, 5],
+  ['Ｓｅｏ tools', 40, null, 5, 5],
+  ['content decay', 1900, 'content', 7, 7],
+  ['site health score', 1000, 'audits', 11, 11],
+  ['share of voice seo', 480, 'ai visibility', 16, 16],
+  ['crawl budget', 3600, 'audits', 23, 23],
+  ['core web vitals report', 2400, 'audits', 38, 38],
+  ['keyword clustering', 1300, 'content', 52, 52],
+  ['local rank tracking', 590, 'rank tracking', 77, 77],
+  ['seo reporting dashboard', 390, null, 100, 100],
   // Unranked now: some written 0, some null (U+FF33 and U+1F680 again for KEYWORD order).
-  { keyword: 'Zebra seo', volume: 20, cluster: null, before: 0, now: 0 },
-  { keyword: 'café marketing', volume: null, cluster: 'content', before: null, now: null },
-  { keyword: 'Ｓｅｏ audit', volume: 10, cluster: null, before: 0, now: 0 },
-  { keyword: '🚀 seo launch', volume: null, cluster: null, before: null, now: null },
-  { keyword: 'enterprise seo suite', volume: 1000, cluster: null, before: 0, now: 0 },
-  { keyword: 'answer engine optimization', volume: 320, cluster: 'ai visibility', before: null, now: null },
+  ['Zebra seo', 20, null, 0, 0],
+  ['café marketing', null, 'content', null, null],
+  ['Ｓｅｏ audit', 10, null, 0, 0],
+  ['🚀 seo launch', null, null, null, null],
+  ['enterprise seo suite', 1000, null, 0, 0],
+  ['answer engine optimization', 320, 'ai visibility', null, null],
 ];
 
-const ACME_FILLER = {
+const ACME_FILLER: Filler = {
   count: 45,
-  heads: ['seo', 'rank', 'keyword', 'audit', 'serp', 'backlink', 'content', 'site', 'crawl', 'schema'],
-  modifiers: ['tool', 'software', 'checker', 'api', 'report', 'tips', 'guide', 'pricing', 'free', 'template'],
+  heads: words('seo, rank, keyword, audit, serp, backlink, content, site, crawl, schema'),
+  modifiers: words('tool, software, checker, api, report, tips, guide, pricing, free, template'),
   clusters: ['audits', 'rank tracking', 'content'],
 };
 
-const CATALOG_FILLER = {
+const CATALOG_FILLER: Filler = {
   count: 640,
-  heads: [
-    'running shoes',
-    'trail shoes',
-    'hiking boots',
-    'rain jacket',
-    'down jacket',
-    'fleece',
-    'base layer',
-    'backpack',
-    'daypack',
-    'tent',
-    'sleeping bag',
-    'sleeping pad',
-    'headlamp',
-    'water bottle',
-    'trekking poles',
-    'climbing harness',
-    'chalk bag',
-    'ski goggles',
-    'snowboard',
-    'bike helmet',
-    'cycling gloves',
-    'yoga mat',
-    'gym bag',
-    'swim goggles',
-    'wetsuit',
-    'camp stove',
-    'cooler',
-    'hammock',
-    'compass',
-    'gaiters',
-    'beanie',
-    'sun hat',
-    'sunglasses',
-    'running socks',
-    'sports bra',
-    'shorts',
-    'leggings',
+  heads: words(
+    'running shoes, trail shoes, hiking boots, rain jacket, down jacket, fleece, base layer, backpack, daypack',
+    'tent, sleeping bag, sleeping pad, headlamp, water bottle, trekking poles, climbing harness, chalk bag',
+    'ski goggles, snowboard, bike helmet, cycling gloves, yoga mat, gym bag, swim goggles, wetsuit, camp stove',
+    'cooler, hammock, compass, gaiters, beanie, sun hat, sunglasses, running socks, sports bra, shorts, leggings',
     'windbreaker',
-  ],
-  modifiers: [
-    'for women',
-    'for men',
-    'for kids',
-    'sale',
-    'waterproof',
-    'lightweight',
-    'best',
-    'cheap',
-    'review',
-    'size guide',
-    'near me',
-    'vegan',
-    'recycled',
-    'ultralight',
-    'winter',
-    'summer',
-    'wide fit',
-  ],
-  clusters: ['footwear', 'outerwear', 'camping', 'climbing', 'winter sports', 'fitness'],
+  ),
+  modifiers: words(
+    'for women, for men, for kids, sale, waterproof, lightweight, best, cheap, review, size guide, near me',
+    'vegan, recycled, ultralight, winter, summer, wide fit',
+  ),
+  clusters: words('footwear, outerwear, camping, climbing, winter sports, fitness'),
 };
 
-const SMALL_FILLER = (heads: readonly string[], clusters: readonly string[], count: number) => ({
+const smallFiller = (heads: string[], clusters: string[], count: number): Filler => ({
   count,
   heads,
-  modifiers: ['guide', 'pricing', 'near me', 'review', 'online', 'best', 'cheap', 'ideas'],
+  modifiers: words('guide, pricing, near me, review, online, best, cheap, ideas'),
   clusters,
 });
 
-const DEMO_AUDITS: readonly AuditSpec[] = [
+const DEMO_AUDITS: readonly AuditRow[] = [
   // The RUNNING run is the newest; LatestAudit must still pick a COMPLETED one.
-  { status: 'RUNNING', startedMinutesAgo: 40, offsetMinutes: -300 },
+  ['RUNNING', 40, -300],
   // Newest completed by instant, though its text (-05:00) sorts before the next one's (+05:30).
-  {
-    status: 'COMPLETED',
-    startedMinutesAgo: 20 * 60,
-    offsetMinutes: -300,
-    durationMinutes: 47,
-    scores: { overall: 82.5, aiCrawl: null, contentDecay: 64, technical: 91.25 },
-    counts: { CRITICAL: 3, WARNING: 17 },
-  },
-  {
-    status: 'COMPLETED',
-    startedMinutesAgo: 22 * 60,
-    offsetMinutes: 330,
-    durationMinutes: 52,
-    scores: { overall: 79, aiCrawl: 70, contentDecay: 61.5, technical: 88 },
-    counts: { CRITICAL: 5, WARNING: 21, INFO: 9 },
-  },
-  { status: 'FAILED', startedMinutesAgo: 3 * 24 * 60, offsetMinutes: 60 },
-  {
-    status: 'COMPLETED',
-    startedMinutesAgo: 9 * 24 * 60,
-    offsetMinutes: 60,
-    durationMinutes: 55,
-    scores: { overall: 74, aiCrawl: 66, contentDecay: 58, technical: 85 },
-    counts: { CRITICAL: 8, WARNING: 25, INFO: 12 },
-  },
-  { status: 'CANCELLED', startedMinutesAgo: 16 * 24 * 60, offsetMinutes: 0 },
+  ['COMPLETED', 20 * 60, -300, 47, [82.5, null, 64, 91.25], { CRITICAL: 3, WARNING: 17 }],
+  ['COMPLETED', 22 * 60, 330, 52, [79, 70, 61.5, 88], { CRITICAL: 5, WARNING: 21, INFO: 9 }],
+  ['FAILED', 3 * 24 * 60, 60],
+  ['COMPLETED', 9 * 24 * 60, 60, 55, [74, 66, 58, 85], { CRITICAL: 8, WARNING: 25, INFO: 12 }],
+  ['CANCELLED', 16 * 24 * 60, 0],
 ];
 
 const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
   org_demo: [
     {
-      id: 'site_acme_com',
       domain: 'acme.com',
-      createdDaysAgo: 400,
-      createdOffsetMinutes: 60,
+      created: [400, 60],
       historyDays: 120,
       missingDays: [2, 7, 15, 16, 31, 60],
       keywords: ACME_KEYWORDS,
       filler: ACME_FILLER,
-      ai: { active: 42, paused: 6, archived: 3, createdDaysAgo: 200, withRollups: true, scoreBps: 6120 },
+      ai: { prompts: [42, 6, 3], createdDaysAgo: 200, scoreBps: 6120 },
       audits: DEMO_AUDITS,
     },
     {
-      id: 'site_acme_org',
       domain: 'acme.org',
-      createdDaysAgo: 90,
-      createdOffsetMinutes: -300,
+      created: [90, -300],
       historyDays: 30,
       missingDays: [1],
       keywords: [
-        { keyword: 'acme foundation', volume: 260, cluster: null, before: 3, now: 2 },
-        { keyword: 'acme grants', volume: 140, cluster: null, before: 0, now: 0 },
+        ['acme foundation', 260, null, 3, 2],
+        ['acme grants', 140, null, 0, 0],
       ],
-      filler: SMALL_FILLER(['nonprofit seo', 'charity website', 'donation page'], ['nonprofit'], 8),
-      ai: { active: 4, paused: 0, archived: 0, createdDaysAgo: 1, withRollups: false, scoreBps: 0 },
-      audits: [
-        {
-          status: 'COMPLETED',
-          startedMinutesAgo: 5 * 24 * 60,
-          offsetMinutes: 0,
-          durationMinutes: 12,
-          scores: { overall: 91, aiCrawl: 88, contentDecay: null, technical: 95 },
-          counts: { INFO: 4 },
-        },
-      ],
+      filler: smallFiller(['nonprofit seo', 'charity website', 'donation page'], ['nonprofit'], 8),
+      ai: { prompts: [4, 0, 0], createdDaysAgo: 1, scoreBps: null },
+      audits: [['COMPLETED', 5 * 24 * 60, 0, 12, [91, 88, null, 95], { INFO: 4 }]],
     },
     {
-      id: 'site_bigcatalog_shop',
       domain: 'bigcatalog.shop',
-      createdDaysAgo: 700,
-      createdOffsetMinutes: 330,
+      created: [700, 330],
       historyDays: 100,
       missingDays: [5, 12, 40],
-      keywords: [],
       filler: CATALOG_FILLER,
-      ai: { active: 120, paused: 14, archived: 30, createdDaysAgo: 300, withRollups: true, scoreBps: 4380 },
+      ai: { prompts: [120, 14, 30], createdDaysAgo: 300, scoreBps: 4380 },
       audits: [
-        {
-          status: 'COMPLETED',
-          startedMinutesAgo: 2 * 24 * 60,
-          offsetMinutes: 60,
-          durationMinutes: 190,
-          scores: { overall: 68, aiCrawl: 72.5, contentDecay: 49, technical: 70 },
-          counts: { CRITICAL: 41, WARNING: 160, INFO: 75 },
-        },
-        { status: 'QUEUED', startedMinutesAgo: 5, offsetMinutes: 0 },
+        ['COMPLETED', 2 * 24 * 60, 60, 190, [68, 72.5, 49, 70], { CRITICAL: 41, WARNING: 160, INFO: 75 }],
+        ['QUEUED', 5, 0],
       ],
     },
     {
-      id: 'site_newsite_io',
       domain: 'newsite.io',
-      createdDaysAgo: 4,
-      createdOffsetMinutes: -300,
+      created: [4, -300],
       historyDays: 3,
-      missingDays: [],
       keywords: [
-        { keyword: 'new site launch', volume: 50, cluster: null, before: null, now: 64 },
-        { keyword: 'newsite', volume: 10, cluster: null, before: null, now: 1 },
+        ['new site launch', 50, null, null, 64],
+        ['newsite', 10, null, null, 1],
       ],
-      filler: SMALL_FILLER(['startup seo', 'landing page'], ['launch'], 4),
-      ai: null,
+      filler: smallFiller(['startup seo', 'landing page'], ['launch'], 4),
       audits: [
-        { status: 'RUNNING', startedMinutesAgo: 10, offsetMinutes: -300 },
-        { status: 'FAILED', startedMinutesAgo: 26 * 60, offsetMinutes: 60 },
+        ['RUNNING', 10, -300],
+        ['FAILED', 26 * 60, 60],
       ],
     },
-    {
-      id: 'site_quiet_dev',
-      domain: 'quiet.dev',
-      createdDaysAgo: 2,
-      createdOffsetMinutes: 0,
-      historyDays: 0,
-      missingDays: [],
-      keywords: [],
-      filler: null,
-      ai: null,
-      audits: [],
-    },
+    { domain: 'quiet.dev', created: [2, 0], historyDays: 0 },
   ],
   org_starter: [
     {
-      id: 'site_starter_shop_com',
       domain: 'starter-shop.com',
-      createdDaysAgo: 60,
-      createdOffsetMinutes: 60,
+      created: [60, 60],
       historyDays: 30,
-      missingDays: [],
-      keywords: [],
-      filler: SMALL_FILLER(['handmade soap', 'candles', 'gift box'], ['shop'], 12),
-      ai: null,
-      audits: [
-        {
-          status: 'COMPLETED',
-          startedMinutesAgo: 7 * 24 * 60,
-          offsetMinutes: 60,
-          durationMinutes: 9,
-          scores: { overall: 77, aiCrawl: 60, contentDecay: 80, technical: 81 },
-          counts: { WARNING: 6 },
-        },
-      ],
+      filler: smallFiller(['handmade soap', 'candles', 'gift box'], ['shop'], 12),
+      audits: [['COMPLETED', 7 * 24 * 60, 60, 9, [77, 60, 80, 81], { WARNING: 6 }]],
     },
   ],
   org_capped: [
     {
-      id: 'site_capped_net',
       domain: 'capped.net',
-      createdDaysAgo: 200,
-      createdOffsetMinutes: 0,
+      created: [200, 0],
       historyDays: 30,
-      missingDays: [],
-      keywords: [],
-      filler: SMALL_FILLER(['news', 'podcast', 'video'], ['media'], 10),
-      ai: { active: 8, paused: 2, archived: 0, createdDaysAgo: 50, withRollups: true, scoreBps: 5000 },
-      audits: [],
+      filler: smallFiller(['news', 'podcast', 'video'], ['media'], 10),
+      ai: { prompts: [8, 2, 0], createdDaysAgo: 50, scoreBps: 5000 },
     },
   ],
   org_other: [
@@ -384,161 +239,121 @@ const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
       // Same domain as org_demo's: a site of another organization must look missing.
       id: 'site_other_acme_com',
       domain: 'acme.com',
-      createdDaysAgo: 30,
-      createdOffsetMinutes: 0,
+      created: [30, 0],
       historyDays: 20,
-      missingDays: [],
-      keywords: [{ keyword: 'other acme secret', volume: 5, cluster: null, before: 9, now: 1 }],
-      filler: null,
-      ai: { active: 1, paused: 0, archived: 0, createdDaysAgo: 20, withRollups: true, scoreBps: 9100 },
-      audits: [],
+      keywords: [['other acme secret', 5, null, 9, 1]],
+      ai: { prompts: [1, 0, 0], createdDaysAgo: 20, scoreBps: 9100 },
     },
     {
-      id: 'site_other_brand_co',
       domain: 'other-brand.co',
-      createdDaysAgo: 30,
-      createdOffsetMinutes: 0,
+      created: [30, 0],
       historyDays: 20,
-      missingDays: [],
-      keywords: [],
-      filler: SMALL_FILLER(['brand', 'shop'], ['brand'], 6),
-      ai: null,
-      audits: [],
+      filler: smallFiller(['brand', 'shop'], ['brand'], 6),
     },
   ],
   org_legacy: [
-    {
-      id: 'site_legacy_example',
-      domain: 'legacy.example',
-      createdDaysAgo: 900,
-      createdOffsetMinutes: 0,
-      historyDays: 10,
-      missingDays: [],
-      keywords: [],
-      filler: SMALL_FILLER(['legacy'], ['legacy'], 3),
-      ai: null,
-      audits: [],
-    },
+    { domain: 'legacy.example', created: [900, 0], historyDays: 10, filler: smallFiller(['legacy'], ['legacy'], 3) },
   ],
 };
 
 const ISSUE_TITLES: Readonly<Record<AuditSeverity, readonly string[]>> = {
-  CRITICAL: ['Page returns 5xx', 'Canonical points to a broken page', 'Blocked by robots.txt', 'Redirect loop'],
-  WARNING: [
-    'Missing meta description',
-    'Title longer than 60 characters',
-    'Slow largest contentful paint',
-    'Image without alt text',
-    'Duplicate H1',
-    'Orphan page',
-  ],
-  INFO: ['Redirect chain of two hops', 'Thin content', 'Page not in sitemap', 'Hreflang without return link'],
+  CRITICAL: words('Page returns 5xx, Canonical points to a broken page, Blocked by robots.txt, Redirect loop'),
+  WARNING: words(
+    'Missing meta description, Title longer than 60 characters, Slow largest contentful paint',
+    'Image without alt text, Duplicate H1, Orphan page',
+  ),
+  INFO: words('Redirect chain of two hops, Thin content, Page not in sitemap, Hreflang without return link'),
 };
 const PAGE_PATHS = [
   '',
-  'pricing',
-  'blog',
-  'blog/seo-basics',
-  'features/audits',
-  'about',
-  'contact',
-  'docs/api',
-  'blog/ai-visibility',
-  'changelog',
-  'careers',
-  'legal/privacy',
+  ...words('pricing, blog, blog/seo-basics, features/audits, about, contact, docs/api, blog/ai-visibility'),
+  ...words('changelog, careers, legal/privacy'),
 ];
 const SEVERITIES: readonly AuditSeverity[] = ['CRITICAL', 'WARNING', 'INFO'];
 const WINDOWS: readonly RollupWindow[] = ['DAYS_7', 'DAYS_30', 'DAYS_90'];
 
 function buildSite(spec: SiteSpec, nowMs: number): SiteRecord {
-  const random = seededRandom(spec.id);
-  const todayMs = Date.UTC(
-    new Date(nowMs).getUTCFullYear(),
-    new Date(nowMs).getUTCMonth(),
-    new Date(nowMs).getUTCDate(),
-  );
-  const plans = [...spec.keywords, ...fillerPlans(spec, random)];
-  const series = plans.map((plan) => positionSeries(plan, spec.historyDays, random));
+  const id = spec.id ?? `site_${spec.domain.replace(/\W/g, '_')}`;
+  const random = seededRandom(id);
+  const todayMs = nowMs - (nowMs % DAY_MS);
+  const history = spec.historyDays;
+  const written = spec.keywords ?? [];
+  // Hand-written rows keep their before/now positions; generated ones take a seeded random walk.
+  const rows = [...written, ...(spec.filler ? fillerRows(spec.filler, written, random) : [])];
+  const series = rows.map((row, index) => positionSeries(index < written.length ? row : null, history, random));
+  const since = rows.map(([, , , , , trackedSinceDays = history]) => trackedSinceDays);
+  const keywords = rows.map(([keyword, searchVolume, cluster], index) => ({
+    id: `${id}_kw_${String(index + 1).padStart(4, '0')}`,
+    keyword,
+    position: series[index]?.[0] ?? null,
+    searchVolume,
+    cluster: cluster === null ? null : { id: `cluster_${cluster.replace(/\W+/g, '_')}`, label: cluster },
+    createdAt: dateTimeWithOffset(
+      todayMs - Math.min(since[index] ?? history, history) * DAY_MS - HOUR_MS - random.int(0, 600) * MINUTE_MS,
+      offsetAt(index),
+    ),
+  }));
 
-  const keywords: KeywordRecord[] = plans.map((plan, index) => {
-    const trackedSince = Math.min(plan.trackedSinceDays ?? spec.historyDays, spec.historyDays);
-    const createdMs = todayMs - trackedSince * DAY_MS - HOUR_MS - random.int(0, 600) * MINUTE_MS;
-    return {
-      id: `${spec.id}_kw_${String(index + 1).padStart(4, '0')}`,
-      keyword: plan.keyword,
-      position: series[index]?.[0] ?? null,
-      searchVolume: plan.volume,
-      cluster:
-        plan.cluster === null ? null : { id: `cluster_${plan.cluster.replace(/\W+/g, '_')}`, label: plan.cluster },
-      createdAt: dateTimeWithOffset(createdMs, OFFSETS[index % OFFSETS.length] ?? 0),
-    };
-  });
-
-  const rankChecks: RankCheckRecord[] = [];
-  if (keywords.length > 0) {
-    for (let daysAgo = spec.historyDays; daysAgo >= 0; daysAgo--) {
-      if (daysAgo > 0 && spec.missingDays.includes(daysAgo)) continue;
-      const entries = [];
-      for (let i = 0; i < keywords.length; i++) {
-        const keyword = keywords[i];
-        const plan = plans[i];
-        if (!keyword || !plan || (plan.trackedSinceDays ?? spec.historyDays) < daysAgo) continue;
-        entries.push({ keywordId: keyword.id, keyword: keyword.keyword, position: series[i]?.[daysAgo] ?? null });
-      }
-      rankChecks.push({ date: utcDate(todayMs - daysAgo * DAY_MS), entries });
-    }
+  const rankChecks = [];
+  for (let daysAgo = history; daysAgo >= 0 && keywords.length > 0; daysAgo--) {
+    if (daysAgo > 0 && spec.missingDays?.includes(daysAgo)) continue;
+    const entries = keywords
+      .map(({ id: keywordId, keyword }, i) => ({ keywordId, keyword, position: series[i]?.[daysAgo] ?? null }))
+      .filter((_entry, i) => (since[i] ?? history) >= daysAgo);
+    rankChecks.push({ date: utcDate(todayMs - daysAgo * DAY_MS), entries });
   }
 
+  const ai = spec.ai;
+  const [active, paused, archived] = ai?.prompts ?? [0, 0, 0];
   return {
-    id: spec.id,
+    id,
     domain: spec.domain,
     slug: spec.domain.split('.')[0] ?? spec.domain,
-    createdAt: dateTimeWithOffset(nowMs - spec.createdDaysAgo * DAY_MS - 3 * HOUR_MS, spec.createdOffsetMinutes),
+    createdAt: dateTimeWithOffset(nowMs - spec.created[0] * DAY_MS - 3 * HOUR_MS, spec.created[1]),
     keywords,
     rankChecks,
-    aiVisibility: spec.ai === null ? null : buildAiVisibility(spec, spec.ai, nowMs, random),
-    auditRuns: spec.audits.map((audit) => buildAuditRun(spec.domain, audit, nowMs, random)),
+    aiVisibility: ai
+      ? {
+          id: `${id}_aiv`,
+          createdAt: dateTimeWithOffset(nowMs - ai.createdDaysAgo * DAY_MS - 5 * HOUR_MS, 60),
+          promptCounts: { active, paused, archived },
+          rollups: ai.scoreBps === null ? [] : rollups(ai.scoreBps, nowMs, random),
+        }
+      : null,
+    auditRuns: (spec.audits ?? []).map((audit) => buildAuditRun(spec.domain, audit, nowMs, random)),
   };
 }
 
-/** Generated keywords: every head × modifier pair in a seeded order, `count` of them. */
-function fillerPlans(spec: SiteSpec, random: SeededRandom): KeywordPlan[] {
-  if (spec.filler === null) return [];
-  const { heads, modifiers, clusters, count } = spec.filler;
-  const taken = new Set(spec.keywords.map((k) => k.keyword));
-  const combos: string[] = [];
-  for (const head of heads) {
-    for (const modifier of modifiers) {
-      const text = `${head} ${modifier}`;
-      if (!taken.has(text)) combos.push(text);
-    }
-  }
+/** Every head × modifier pair not written by hand, shuffled; the first `count` of them. */
+function fillerRows(filler: Filler, written: readonly KeywordRow[], random: SeededRandom): KeywordRow[] {
+  const taken = new Set(written.map(([keyword]) => keyword));
+  const combos = filler.heads
+    .flatMap((head) => filler.modifiers.map((modifier) => `${head} ${modifier}`))
+    .filter((text) => !taken.has(text));
   for (let i = combos.length - 1; i > 0; i--) {
     const j = random.int(0, i);
     [combos[i], combos[j]] = [combos[j] as string, combos[i] as string];
   }
-  return combos.slice(0, count).map((keyword) => ({
-    keyword,
-    volume: random.chance(0.2) ? null : random.int(1, 2000) * 10,
-    cluster: random.chance(0.25) ? null : random.pick(clusters),
-    before: null,
-    now: null,
-    randomWalk: true as const,
-    ...(random.chance(0.05) ? { trackedSinceDays: random.int(0, 20) } : {}),
-  }));
+  return combos.slice(0, filler.count).map((keyword) => {
+    const volume = random.chance(0.2) ? null : random.int(1, 2000) * 10;
+    const cluster = random.chance(0.25) ? null : random.pick(filler.clusters);
+    const row: KeywordRow = [keyword, volume, cluster, null, null];
+    if (random.chance(0.05)) row[5] = random.int(0, 20);
+    return row;
+  });
 }
 
+const clampPosition = (position: number): number => Math.min(100, Math.max(1, position));
+const isRanked = (position: number | null): position is number => position !== null && position > 0;
+
 /** Position per day ago (index 0 = newest check) for one keyword. */
-function positionSeries(plan: KeywordPlan, historyDays: number, random: SeededRandom): Array<number | null> {
-  const series: Array<number | null> = new Array(historyDays + 1).fill(null);
-  if (plan.randomWalk) {
+function positionSeries(row: KeywordRow | null, history: number, random: SeededRandom): Array<number | null> {
+  const series: Array<number | null> = new Array(history + 1).fill(null);
+  if (row === null) {
     let position: number | null = random.chance(0.7) ? random.int(1, 100) : random.chance(0.5) ? 0 : null;
-    for (let daysAgo = historyDays; daysAgo >= 0; daysAgo--) {
-      if (position !== null && position > 0) {
-        position = random.chance(0.03)
-          ? random.pick([0, null])
-          : Math.min(100, Math.max(1, position + random.int(-2, 2)));
+    for (let daysAgo = history; daysAgo >= 0; daysAgo--) {
+      if (isRanked(position)) {
+        position = random.chance(0.03) ? random.pick([0, null]) : clampPosition(position + random.int(-2, 2));
       } else if (random.chance(0.04)) {
         position = random.int(60, 100);
       }
@@ -546,91 +361,62 @@ function positionSeries(plan: KeywordPlan, historyDays: number, random: SeededRa
     }
     return series;
   }
-  const ranked = (p: number | null): p is number => p !== null && p > 0;
-  for (let daysAgo = historyDays; daysAgo >= 0; daysAgo--) {
-    let position: number | null;
-    if (daysAgo === 0) position = plan.now;
+  const [, , , before, now] = row;
+  for (let daysAgo = history; daysAgo >= 0; daysAgo--) {
+    if (daysAgo === 0) series[daysAgo] = now;
     else if (daysAgo > 8) {
-      position =
-        ranked(plan.before) && plan.before !== plan.now
-          ? Math.min(100, Math.max(1, plan.before + random.int(-2, 2)))
-          : plan.before;
-    } else if (ranked(plan.before) && ranked(plan.now)) {
-      position = Math.round(plan.before + ((plan.now - plan.before) * (8 - daysAgo)) / 8);
+      series[daysAgo] = isRanked(before) && before !== now ? clampPosition(before + random.int(-2, 2)) : before;
+    } else if (isRanked(before) && isRanked(now)) {
+      series[daysAgo] = Math.round(before + ((now - before) * (8 - daysAgo)) / 8);
     } else {
-      position = daysAgo > 4 ? plan.before : plan.now;
+      series[daysAgo] = daysAgo > 4 ? before : now;
     }
-    series[daysAgo] = position;
   }
   return series;
 }
 
-function buildAiVisibility(spec: SiteSpec, ai: AiSpec, nowMs: number, random: SeededRandom): AiVisibilityRecord {
-  const rollups: RollupRecord[] = [];
-  if (ai.withRollups) {
-    for (const window of WINDOWS) {
-      let score = ai.scoreBps;
-      for (let week = 0; week < 8; week++) {
-        const computedMs = nowMs - 3 * HOUR_MS - week * 7 * DAY_MS;
-        rollups.push(
-          rollup(window, score, computedMs, week === 0 ? -300 : (OFFSETS[week % OFFSETS.length] ?? 0), random),
-        );
-        score = Math.min(10_000, Math.max(0, score + random.int(-400, 300)));
-      }
-    }
-    // Half an hour older than the newest 30-day rollup, but its +01:00 text sorts after it:
-    // "newest first" must compare instants, not strings.
-    rollups.push(rollup('DAYS_30', ai.scoreBps - 140, nowMs - 3.5 * HOUR_MS, 60, random));
-  }
-  return {
-    id: `${spec.id}_aiv`,
-    createdAt: dateTimeWithOffset(nowMs - ai.createdDaysAgo * DAY_MS - 5 * HOUR_MS, 60),
-    promptCounts: { active: ai.active, paused: ai.paused, archived: ai.archived },
-    rollups,
-  };
-}
-
-function rollup(
-  window: RollupWindow,
-  scoreBps: number,
-  computedMs: number,
-  offset: number,
-  random: SeededRandom,
-): RollupRecord {
-  const rate = scoreBps / 10_000;
-  return {
+/** Eight weekly rollups per window, drifting from `scoreBps`, and one more for DAYS_30. */
+function rollups(scoreBps: number, nowMs: number, random: SeededRandom): RollupRecord[] {
+  const rollup = (window: RollupWindow, score: number, computedMs: number, offset: number): RollupRecord => ({
     window,
-    scoreBps,
-    appearanceRate: Math.round(Math.min(1, rate * (0.6 + random.next() * 0.2)) * 1000) / 1000,
-    shareOfVoice: Math.round(Math.min(1, rate * (0.3 + random.next() * 0.2)) * 1000) / 1000,
+    scoreBps: score,
+    appearanceRate: Math.round(Math.min(1, (score / 10_000) * (0.6 + random.next() * 0.2)) * 1000) / 1000,
+    shareOfVoice: Math.round(Math.min(1, (score / 10_000) * (0.3 + random.next() * 0.2)) * 1000) / 1000,
     computedAt: dateTimeWithOffset(computedMs, offset),
-  };
-}
-
-function buildAuditRun(domain: string, audit: AuditSpec, nowMs: number, random: SeededRandom): AuditRunRecord {
-  const startedMs = nowMs - audit.startedMinutesAgo * MINUTE_MS;
-  const completed = audit.status === 'COMPLETED';
-  const issues: AuditIssueRecord[] = [];
-  if (completed) {
-    for (const severity of SEVERITIES) {
-      for (let i = 0; i < (audit.counts?.[severity] ?? 0); i++) {
-        issues.push({
-          id: random.uuid(),
-          severity,
-          title: random.pick(ISSUE_TITLES[severity]),
-          pageUrl: `https://${domain}/${random.pick(PAGE_PATHS)}`,
-        });
-      }
+  });
+  const all: RollupRecord[] = [];
+  for (const window of WINDOWS) {
+    let score = scoreBps;
+    for (let week = 0; week < 8; week++) {
+      all.push(rollup(window, score, nowMs - 3 * HOUR_MS - week * 7 * DAY_MS, week === 0 ? -300 : offsetAt(week)));
+      score = Math.min(10_000, Math.max(0, score + random.int(-400, 300)));
     }
   }
+  // Half an hour older than the newest 30-day rollup, but its +01:00 text sorts after it:
+  // "newest first" must compare instants, not strings.
+  all.push(rollup('DAYS_30', scoreBps - 140, nowMs - 3.5 * HOUR_MS, 60));
+  return all;
+}
+
+function buildAuditRun(domain: string, audit: AuditRow, nowMs: number, random: SeededRandom): AuditRunRecord {
+  const [status, startedMinutesAgo, offset, durationMinutes, scores, counts] = audit;
+  const startedMs = nowMs - startedMinutesAgo * MINUTE_MS;
+  const issues = SEVERITIES.flatMap((severity) =>
+    Array.from({ length: counts?.[severity] ?? 0 }, () => ({
+      id: random.uuid(),
+      severity,
+      title: random.pick(ISSUE_TITLES[severity]),
+      pageUrl: `https://${domain}/${random.pick(PAGE_PATHS)}`,
+    })),
+  );
+  const [overall, aiCrawl, contentDecay, technical] = scores ?? [null, null, null, null];
   return {
     id: random.uuid(),
-    status: audit.status,
-    startedAt: dateTimeWithOffset(startedMs, audit.offsetMinutes),
-    completedAt: completed
-      ? dateTimeWithOffset(startedMs + (audit.durationMinutes ?? 30) * MINUTE_MS, audit.offsetMinutes)
-      : null,
-    scores: completed ? (audit.scores ?? { overall: null, aiCrawl: null, contentDecay: null, technical: null }) : null,
+    status,
+    startedAt: dateTimeWithOffset(startedMs, offset),
+    completedAt:
+      durationMinutes === undefined ? null : dateTimeWithOffset(startedMs + durationMinutes * MINUTE_MS, offset),
+    scores: scores ? { overall, aiCrawl, contentDecay, technical } : null,
     issues,
   };
 }

@@ -1,4 +1,4 @@
-/** A deterministic PRNG (mulberry32): the seed data is the same on every run. */
+/** A deterministic PRNG (mulberry32) for the embedded stand-in's seed data, so it is the same on every run. */
 export interface SeededRandom {
   /** [0, 1) */
   next(): number;

@@ -1,64 +1,34 @@
-import { type LocalKeyService, startLocalKeyService } from './localKeyService.js';
+import { startLocalKeyService } from './localKeyService.js';
 import { startLocalPlatform } from './localPlatform.js';
 import { LOCAL_KEYS } from './seedAccounts.js';
 import { seedPlatformData } from './seedData.js';
 
 /**
- * Both local upstreams for `npm start` without PLATFORM_GRAPHQL_URL / KEY_SERVICE_URL, and
- * for end-to-end tests: the platform seeded relative to `now`, the key service over the data
- * directory, each on a free loopback port with a random service token.
+ * The embedded stand-in for the two upstreams, for `npm start` without PLATFORM_GRAPHQL_URL /
+ * KEY_SERVICE_URL and for end-to-end tests: the platform seeded relative to `now`, the key
+ * service over the data directory, each on a free loopback port with a random service token.
  */
 
-export interface LocalUpstreamsOptions {
-  /** Where the key service keeps its data file (config.localDataDir). */
-  readonly dataDir: string;
-  /** The clock of the seed data and the key service; the real one by default. */
-  readonly now?: () => Date;
-  /** 127.0.0.1 by default. */
-  readonly host?: string;
-  /** Event stream ping interval (tests shorten it); 15 s by default. */
-  readonly pingIntervalMs?: number;
-}
+export type LocalUpstreams = Awaited<ReturnType<typeof startLocalUpstreams>>;
 
-export interface LocalUpstreams {
-  readonly platform: { readonly url: string; readonly token: string };
-  readonly keyService: { readonly url: string; readonly token: string };
-  /** The demo key of org_demo (pro), ready to use. */
-  readonly demoKey: string;
-  /** false when someone revoked the demo key in this data directory (or it expired). */
-  readonly demoKeyActive: boolean;
-  /** Every seeded key (below-pro, capped, write-only, expired, revoked, another org...). */
-  readonly keys: typeof LOCAL_KEYS;
-  /** Local administration: change an organization's plan or ceiling (announces organization.updated). */
-  readonly updateOrganization: LocalKeyService['updateOrganization'];
-  close(): Promise<void>;
-}
-
-export async function startLocalUpstreams(options: LocalUpstreamsOptions): Promise<LocalUpstreams> {
+/** `dataDir`: where the key service keeps its data (config.localDataDir); `now`: the clock of both. */
+export async function startLocalUpstreams(options: { dataDir: string; now?: () => Date }) {
   const now = options.now ?? (() => new Date());
-  const host = options.host ?? '127.0.0.1';
-  const keyService = await startLocalKeyService({
-    dataDir: options.dataDir,
-    now,
-    host,
-    ...(options.pingIntervalMs === undefined ? {} : { pingIntervalMs: options.pingIntervalMs }),
-  });
-  let platform;
-  try {
-    platform = await startLocalPlatform({ data: seedPlatformData(now()), host });
-  } catch (err: unknown) {
+  const keyService = await startLocalKeyService({ dataDir: options.dataDir, now });
+  const platform = await startLocalPlatform(seedPlatformData(now())).catch(async (err: unknown) => {
     await keyService.close();
     throw err;
-  }
+  });
   let closing: Promise<void> | null = null;
   return {
     platform: { url: platform.url, token: platform.token },
     keyService: { url: keyService.url, token: keyService.token },
+    /** The demo key of org_demo (pro), and whether it is still active in this data directory. */
     demoKey: keyService.demoKey,
     demoKeyActive: keyService.demoKeyActive,
+    /** Every seeded key (below-pro, capped, write-only, expired, revoked, another org...). */
     keys: LOCAL_KEYS,
-    updateOrganization: keyService.updateOrganization,
-    close() {
+    close(): Promise<void> {
       closing ??= Promise.all([platform.close(), keyService.close()]).then(() => undefined);
       return closing;
     },

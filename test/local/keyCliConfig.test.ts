@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { ConfigError } from '../../src/config.js';
-import { loadKeyCliConfig } from '../../src/local/keyCliConfig.js';
+import { loadKeyCliConfig } from '../../src/local/keysCli.js';
 
 describe('loadKeyCliConfig', () => {
   it('needs only the key service variables, or none for the local key service', () => {

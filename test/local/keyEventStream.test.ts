@@ -2,7 +2,13 @@ import assert from 'node:assert/strict';
 import { keyHashOf } from '../../src/local/keyMaterial.js';
 import { LOCAL_KEYS } from '../../src/local/seedAccounts.js';
 import { openSseStream, type SseItem, type SseStream } from '../support/sseStream.js';
-import { callKeyService, createKeyCall, LocalKeyServiceFixture, revokeKeyCall } from './keyServiceHttp.js';
+import {
+  callKeyService,
+  createKeyCall,
+  LocalKeyServiceFixture,
+  revokeKeyCall,
+  updateOrganizationCall,
+} from './keyServiceHttp.js';
 
 const START = '2026-11-21T12:00:00.000Z';
 const MINUTE = 60_000;
@@ -48,7 +54,7 @@ describe('local key service: GET /v1/events', () => {
     });
     // Revoking again changes nothing, so nothing is announced.
     await revokeKeyCall(ks.service, 'org_demo', key.id);
-    await ks.service.updateOrganization('org_demo', { ceiling: 10 });
+    await updateOrganizationCall(ks.service, 'org_demo', { ceiling: 10 });
     assert.equal((await stream.next(isEvent)).event, 'organization.updated');
   });
 
@@ -84,7 +90,7 @@ describe('local key service: GET /v1/events', () => {
     const seen = await first.next(isEvent);
     first.close();
     await revokeKeyCall(ks.service, 'org_demo', b.key.id);
-    await ks.service.updateOrganization('org_demo', { plan: 'business' });
+    await updateOrganizationCall(ks.service, 'org_demo', { plan: 'business' });
     await revokeKeyCall(ks.service, 'org_demo', c.key.id);
 
     const again = await open(seen.id);
@@ -101,7 +107,7 @@ describe('local key service: GET /v1/events', () => {
 
     // Up to date: reconnecting with the newest id replays nothing; new events still come.
     const upToDate = await open(missed[2]?.id);
-    await ks.service.updateOrganization('org_other', { ceiling: 5 });
+    await updateOrganizationCall(ks.service, 'org_other', { ceiling: 5 });
     const next = await upToDate.next(isEvent);
     assert.deepEqual([next.event, JSON.parse(next.data)], ['organization.updated', { organizationId: 'org_other' }]);
   });
@@ -121,7 +127,7 @@ describe('local key service: GET /v1/events', () => {
     assert.deepEqual([reset.event, reset.data], ['reset', '{}']);
     assert.match(reset.id ?? '', /\S/);
     // After a reset the stream goes on, and the reset's id is a valid place to resume from.
-    await ks.service.updateOrganization('org_demo', { ceiling: 1 });
+    await updateOrganizationCall(ks.service, 'org_demo', { ceiling: 1 });
     assert.equal((await again.next(isEvent)).event, 'organization.updated');
     const resumed = await open(reset.id);
     const replayed = await resumed.next(isEvent);
@@ -152,7 +158,7 @@ describe('local key service: GET /v1/events', () => {
     }
     // A restart forgets the event log: ids of the previous run are unknown.
     const before = await open();
-    await ks.service.updateOrganization('org_demo', { ceiling: 2 });
+    await updateOrganizationCall(ks.service, 'org_demo', { ceiling: 2 });
     const old = await before.next(isEvent);
     before.close();
     await ks.restart();

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { isWellFormedKey, keyHashOf } from '../../src/local/keyMaterial.js';
+import { toWellFormedKey } from '../../src/auth/keyFormat.js';
+import { keyHashOf } from '../../src/local/keyMaterial.js';
 import {
   createKeyCall,
   LocalKeyServiceFixture,
@@ -84,7 +85,7 @@ describe('local key service: key management (spec 3.1 and 5.1)', () => {
       const created = await createKeyCall(ks.service, 'org_demo', { name: 'warehouse export', permissions: ['read'] });
       assert.equal(created.status, 201);
       const { key, plaintext } = created.body;
-      assert.ok(isWellFormedKey(plaintext), plaintext);
+      assert.ok(toWellFormedKey(plaintext), plaintext);
       assert.equal(plaintext.length, 42);
       assert.deepEqual(Object.keys(key).sort(), [
         'createdAt',

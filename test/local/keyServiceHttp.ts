@@ -69,6 +69,15 @@ export function revokeKeyCall(
   });
 }
 
+/** The local administration call (beyond the contract): change an organization's plan or ceiling. */
+export function updateOrganizationCall(
+  service: KeyServiceUnderTest,
+  organizationId: string,
+  changes: { plan?: string; ceiling?: number | null },
+): Promise<RawAnswer> {
+  return callKeyService(service, 'PATCH', `/v1/organizations/${organizationId}`, { body: changes });
+}
+
 export function verifyCall(
   service: KeyServiceUnderTest,
   keyHash: unknown,

@@ -5,7 +5,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isWellFormedKey, keyHashOf } from '../../src/local/keyMaterial.js';
+import { toWellFormedKey } from '../../src/auth/keyFormat.js';
+import { keyHashOf } from '../../src/local/keyMaterial.js';
 import type { Key } from '../../src/local/keyStore.js';
 import { runKeysCli } from '../../src/local/keysCli.js';
 import { type LocalKeyService, startLocalKeyService } from '../../src/local/localKeyService.js';
@@ -82,7 +83,7 @@ describe('npm run keys (src/local/keysCli.ts)', () => {
     );
     assert.equal(created.code, 0, created.stderr);
     const { key, plaintext } = JSON.parse(created.stdout) as { key: Key; plaintext: string };
-    assert.ok(isWellFormedKey(plaintext));
+    assert.ok(toWellFormedKey(plaintext));
     assert.deepEqual(
       [key.organizationId, key.name, key.permissions, key.createdBy],
       ['org_demo', 'ci export', ['read', 'audit'], 'usr_local_owner'],

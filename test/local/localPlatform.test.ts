@@ -8,7 +8,8 @@ import {
   LatestAuditDocument,
   RankingsDocument,
 } from '../../src/generated/graphql.js';
-import { type LocalPlatform, startLocalPlatform } from '../../src/local/localPlatform.js';
+import type { ServedUpstream } from '../../src/local/localHttp.js';
+import { startLocalPlatform } from '../../src/local/localPlatform.js';
 import { seedPlatformData } from '../../src/local/seedData.js';
 import { compareCodePoints } from '../../src/mappers/codePointOrder.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
@@ -70,7 +71,7 @@ interface GraphQLAnswer {
 }
 
 describe('local platform: GraphQL over HTTP for platform.graphql', () => {
-  let platform: LocalPlatform;
+  let platform: ServedUpstream;
 
   const post = async (body: unknown, token: string | null = platform.token) => {
     const response = await fetch(platform.url, {
@@ -104,7 +105,7 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
   };
 
   before(async () => {
-    platform = await startLocalPlatform({ data: seedPlatformData(NOW) });
+    platform = await startLocalPlatform(seedPlatformData(NOW));
   });
   after(async () => {
     await platform.close();
