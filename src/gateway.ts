@@ -60,15 +60,25 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     createPlatformClient({ ...upstreams.platform, timeoutMs, onCall: metrics.platformCall }),
   );
   const keyService = createKeyServiceClient({ ...upstreams.keyService, timeoutMs, onCall: metrics.keyServiceCall });
+  // ioredis is loaded only when there is a Redis to talk to: it costs memory a local gateway never needs.
+  const redisModule = config.redis ? await import('./redis/connectRedis.js') : null;
+  const redis = config.redis && redisModule ? redisModule.connectRedis(config.redis, logger) : null;
   const ledger = createUsageLedger();
-  const usage = createUsageBuffer({
+  const usageOptions = {
     sink: keyService,
     logger,
     ledger,
     spool: createUsageSpool(config.usageSpoolDir),
     onFlushed: metrics.usageFlushed,
     onFlushFailed: metrics.usageFlushFailed,
-  });
+  };
+  // With Redis, recorded calls live in one shared stream that any instance delivers.
+  const usage = redis
+    ? (await import('./usage/createRedisUsageBuffer.js')).createRedisUsageBuffer({
+        ...usageOptions,
+        stream: (await import('./usage/usageStream.js')).createUsageStream({ redis, logger }),
+      })
+    : createUsageBuffer(usageOptions);
   metrics.observeUsagePending(() => usage.pendingTotal());
   const verifications = createVerificationGate(keyService.verify);
   const keyAuthenticator = createKeyAuthenticator({
@@ -87,9 +97,6 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     hasSucceeded: verifications.hasSucceeded,
     now,
   });
-  // ioredis is loaded only when there is a Redis to talk to: it costs memory a local gateway never needs.
-  const redisModule = config.redis ? await import('./redis/connectRedis.js') : null;
-  const redis = config.redis && redisModule ? redisModule.connectRedis(config.redis, logger) : null;
   const limiter: ManagedRequestLimiter = redis
     ? (await import('./limits/redisRequestLimiter.js')).createRedisRequestLimiter({
         ...config.rateLimit,
