@@ -12,6 +12,7 @@ module.exports = {
     'test/limits/redisLimiter.test.ts',
     'test/limits/redisStore.test.ts',
     'test/usage/redisUsageBuffer.test.ts',
+    'test/usage/usageRedisProcess.test.ts',
   ],
   reporter: 'dot',
 };
