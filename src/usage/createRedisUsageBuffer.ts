@@ -14,6 +14,7 @@ import {
   type UsageSink,
 } from './usageEvent.js';
 import type { UsageLedger } from './usageLedger.js';
+import { DEFAULT_MAX_PENDING } from './usageRecorder.js';
 import type { UsageSpool } from './usageSpool.js';
 import type { UsageStream } from './usageStream.js';
 import type { StoredEvent } from './usageStreamEntry.js';
@@ -39,7 +40,7 @@ export interface RedisUsageBufferOptions {
   readonly isRejection?: (err: unknown) => boolean;
   /**
    * Events waiting at most, in this process and in the stream (every instance's); beyond,
-   * requests are refused with 503 (see ensureRoom). Default 1 000 000.
+   * requests are refused with 503 (see ensureRoom). Default DEFAULT_MAX_PENDING.
    */
   readonly maxPending?: number;
   readonly onFlushed?: (events: number) => void;
@@ -87,13 +88,15 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
   const random = options.random ?? Math.random;
   const now = options.now ?? (() => new Date());
   const isRejection = options.isRejection ?? isRejectedBatch;
-  const maxPending = options.maxPending ?? 1_000_000;
+  const maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
 
   /** Recorded (or taken from a spool), not yet in Redis. */
   const unpersisted: Array<RecordedCall | UsageEvent> = [];
   /** The stream's length as last seen: every instance's events waiting there. */
   let storedLength = 0;
   let persisting: Promise<void> | null = null;
+  /** Calls of the round on its way to Redis: out of the array, not yet in storedLength. */
+  let appending = 0;
   let persistTimer: NodeJS.Timeout | null = null;
   let redisRefused = false;
 
@@ -152,12 +155,15 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
     const round = (async () => {
       const events = unpersisted.splice(0, MAX_APPEND).map(toUsageEvent);
       let failed: UsageEvent[] = events;
+      appending = events.length;
       try {
         const result = await stream.append(events);
         failed = result.failed;
         if (result.length !== null) storedLength = result.length;
       } catch (err: unknown) {
         redisFailed(err, 'store usage events');
+      } finally {
+        appending = 0;
       }
       // Back at the front with their ids: a retry of an entry Redis did take is a duplicate, counted once.
       if (failed.length > 0) {
@@ -373,7 +379,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
   return {
     ensureRoom(): void {
       // As without Redis: while the backlog is full, fail closed rather than serve uncounted.
-      const waiting = unpersisted.length + storedLength;
+      const waiting = unpersisted.length + appending + storedLength;
       if (waiting >= maxPending) {
         throw new UpstreamError('key-service', 'throttled', `usage: ${waiting} events waiting for the key service`);
       }
@@ -395,7 +401,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
     },
 
     pendingTotal(): number {
-      return unpersisted.length + (held?.length ?? 0);
+      return unpersisted.length + appending + (held?.length ?? 0);
     },
 
     async deliverSpooled(): Promise<number> {

@@ -13,7 +13,7 @@ import {
   type UsageSink,
 } from './usageEvent.js';
 import type { UsageLedger } from './usageLedger.js';
-import type { UsageRecorder } from './usageRecorder.js';
+import { DEFAULT_MAX_PENDING, type UsageRecorder } from './usageRecorder.js';
 import type { UsageSpool } from './usageSpool.js';
 
 export interface UsageBufferOptions {
@@ -35,7 +35,7 @@ export interface UsageBufferOptions {
    */
   readonly isRejection?: (err: unknown) => boolean;
   /**
-   * Events waiting for the key service at most (default 1 000 000, about 60 MB); beyond,
+   * Events waiting for the key service at most (default DEFAULT_MAX_PENDING); beyond,
    * requests are refused with 503 until the key service takes some (see ensureRoom).
    */
   readonly maxPending?: number;
@@ -75,7 +75,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const isRejection = options.isRejection ?? isRejectedBatch;
   const retryBaseMs = options.retryBaseMs ?? 250;
   const retryMaxMs = options.retryMaxMs ?? 30_000;
-  const maxPending = options.maxPending ?? 1_000_000;
+  const maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
 
   /**
    * Recorded, not yet in a call: the least that must be kept per call. The id and the

@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { Result } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisConnection } from '../redis/connectRedis.js';
 import type { UsageEvent } from './usageEvent.js';
 import {
+  APPEND_SCRIPT,
   autoClaimReply,
-  entryFields,
+  eventValues,
   readGroupEntries,
   type StoredEvent,
   type StreamRead,
@@ -37,6 +39,12 @@ export interface UsageStream {
   length(): Promise<number>;
 }
 
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    appendUsageEvents(key: string, ...values: string[]): Result<number, Context>;
+  }
+}
+
 export const USAGE_STREAM_KEY = 'gateway:{usage}:events';
 export const USAGE_STREAM_GROUP = 'gateway-usage';
 
@@ -55,6 +63,8 @@ export function createUsageStream(options: UsageStreamOptions): UsageStream {
   const group = USAGE_STREAM_GROUP;
   const consumer = options.consumer ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   let claimCursor = '0-0';
+  // One script call per round rather than one XADD per event: far less work per event in this process.
+  redis.defineCommand('appendUsageEvents', { numberOfKeys: 1, lua: APPEND_SCRIPT });
 
   /** The group reads from the stream's first entry: what was appended before it existed is delivered too. */
   const createGroup = async (): Promise<void> => {
@@ -94,13 +104,16 @@ export function createUsageStream(options: UsageStreamOptions): UsageStream {
     consumer,
 
     async append(events) {
-      // Auto-pipelining sends these in one write; each entry succeeds or fails on its own.
-      const [results, length] = await Promise.all([
-        Promise.allSettled(events.map((event) => redis.call('XADD', key, '*', ...entryFields(event)))),
-        redis.xlen(key).catch(() => null),
-      ]);
-      const failed = events.filter((_event, i) => results[i]?.status !== 'fulfilled');
-      return { failed, length };
+      if (events.length === 0) return { failed: [], length: null };
+      const fields: string[] = [];
+      for (const event of events) fields.push(...eventValues(event));
+      try {
+        return { failed: [], length: await redis.appendUsageEvents(key, ...fields) };
+      } catch (err: unknown) {
+        // Perhaps written after all (a late answer): sent again, the same ids are counted once.
+        logger.debug({ err }, 'usage events not appended');
+        return { failed: [...events], length: null };
+      }
     },
 
     async readNew(count) {

@@ -18,21 +18,29 @@ export interface StreamRead {
   readonly malformed: string[];
 }
 
-/** Field and value pairs for XADD. */
-export function entryFields(event: UsageEvent): string[] {
-  return [
-    'i',
-    event.id,
-    'k',
-    event.keyId,
-    'o',
-    event.organizationId,
-    'r',
-    event.route,
-    't',
-    String(Date.parse(event.at)),
-  ];
+/** The entry's field names, in the order eventValues gives their values. */
+const FIELDS = ['i', 'k', 'o', 'r', 't'] as const;
+
+/** The values of an event's entry, in FIELDS order. */
+export function eventValues(event: UsageEvent): string[] {
+  return [event.id, event.keyId, event.organizationId, event.route, String(Date.parse(event.at))];
 }
+
+/** Field and value pairs for one XADD. */
+export function entryFields(event: UsageEvent): string[] {
+  return eventValues(event).flatMap((value, i) => [FIELDS[i] ?? '', value]);
+}
+
+/**
+ * Appends the events whose values ARGV lists one after another (FIELDS order), one entry
+ * each, in one call; returns the stream's length after them.
+ */
+export const APPEND_SCRIPT = `
+for i = 1, #ARGV, ${FIELDS.length} do
+  redis.call('XADD', KEYS[1], '*', ${FIELDS.map((name, i) => `'${name}', ARGV[i + ${i}]`).join(', ')})
+end
+return redis.call('XLEN', KEYS[1])
+`;
 
 /** The event an entry's flat field list holds, or null when it is not one. */
 export function eventOfFields(fields: unknown): UsageEvent | null {
