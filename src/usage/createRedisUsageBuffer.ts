@@ -57,6 +57,9 @@ const MAX_APPEND = 1000;
 const REDIS_RETRY_MS = 250;
 /** How often entries held by a consumer that stopped renewing them are looked for. */
 const CLAIM_EVERY_MS = 2000;
+/** How often the group is swept of consumers gone for CONSUMER_GONE_MS (each start adds one). */
+const CONSUMER_SWEEP_MS = 10 * 60_000;
+const CONSUMER_GONE_MS = 60 * 60_000;
 /** While closing, retries come quickly: the deadline, not the backoff, bounds the wait. */
 const CLOSING_RETRY_MAX_MS = 500;
 /** Kept back from the shutdown deadline to write to the spool what Redis did not take. */
@@ -107,6 +110,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
   let deliverTimer: { handle: NodeJS.Timeout; backoff: boolean } | null = null;
   let failures = 0;
   let lastClaimAt = Number.NEGATIVE_INFINITY;
+  let lastSweepAt = Date.now();
   /** A call of an organization near its ceiling is waiting: write and deliver without delay. */
   let hurry = false;
 
@@ -232,6 +236,12 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
   /** Entries to deliver next: some a dead instance held, when it is time to look, else new ones. */
   const nextEntries = async (): Promise<StoredEvent[]> => {
     const at = Date.now();
+    if (at - lastSweepAt >= CONSUMER_SWEEP_MS) {
+      lastSweepAt = at;
+      stream
+        .forgetGoneConsumers(CONSUMER_GONE_MS)
+        .catch((err: unknown) => logger.debug({ err }, 'usage: consumers of stopped instances not swept'));
+    }
     if (at - lastClaimAt >= CLAIM_EVERY_MS) {
       lastClaimAt = at;
       const claimed = await stream.claimIdle(claimIdleMs, batchSize);

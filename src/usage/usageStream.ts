@@ -8,6 +8,7 @@ import {
   APPEND_SCRIPT,
   autoClaimReply,
   eventValues,
+  goneConsumers,
   readGroupEntries,
   type StoredEvent,
   type StreamRead,
@@ -37,6 +38,8 @@ export interface UsageStream {
   remove(entryIds: readonly string[]): Promise<void>;
   /** Entries in the stream (every instance's). */
   length(): Promise<number>;
+  /** Drops from the group the consumers that hold nothing and have not read for `minIdleMs`; resolves with their number. */
+  forgetGoneConsumers(minIdleMs: number): Promise<number>;
 }
 
 declare module 'ioredis' {
@@ -140,5 +143,12 @@ export function createUsageStream(options: UsageStreamOptions): UsageStream {
     remove,
 
     length: () => redis.xlen(key),
+
+    async forgetGoneConsumers(minIdleMs) {
+      const gone = goneConsumers(await redis.call('XINFO', 'CONSUMERS', key, group), minIdleMs, consumer);
+      // Only consumers with nothing pending: deleting one that held entries would strand them.
+      await Promise.all(gone.map((name) => redis.call('XGROUP', 'DELCONSUMER', key, group, name)));
+      return gone.length;
+    },
   };
 }

@@ -89,3 +89,21 @@ export function autoClaimReply(reply: unknown): { cursor: string; read: StreamRe
   if (!Array.isArray(reply) || typeof reply[0] !== 'string') return { cursor: '0-0', read: readEntries(null) };
   return { cursor: reply[0], read: readEntries(reply[1]) };
 }
+
+/**
+ * Consumers XINFO CONSUMERS lists (`[[name, n, pending, p, idle, ms, ...], ...]`) that hold
+ * nothing and have not read for `minIdleMs`: gone (a running instance reads every second).
+ */
+export function goneConsumers(reply: unknown, minIdleMs: number, self: string): string[] {
+  if (!Array.isArray(reply)) return [];
+  const gone: string[] = [];
+  for (const entry of reply) {
+    if (!Array.isArray(entry)) continue;
+    const info = new Map<string, unknown>();
+    for (let i = 0; i + 1 < entry.length; i += 2) info.set(String(entry[i]), entry[i + 1]);
+    const name = info.get('name');
+    if (typeof name !== 'string' || name === self) continue;
+    if (Number(info.get('pending')) === 0 && Number(info.get('idle')) >= minIdleMs) gone.push(name);
+  }
+  return gone;
+}

@@ -9,7 +9,7 @@ import { createRedisUsageBuffer, type RedisUsageBufferOptions } from '../../src/
 import type { UsageBuffer } from '../../src/usage/createUsageBuffer.js';
 import type { UsageEvent, UsageSink } from '../../src/usage/usageEvent.js';
 import { createUsageSpool } from '../../src/usage/usageSpool.js';
-import { createUsageStream, USAGE_STREAM_KEY } from '../../src/usage/usageStream.js';
+import { createUsageStream, USAGE_STREAM_GROUP, USAGE_STREAM_KEY } from '../../src/usage/usageStream.js';
 import { eventually } from '../support/eventually.js';
 import { type RedisServer, skipWithoutRedis, startRedisServer } from '../support/redisServer.js';
 import { withClient } from '../support/redisTopology.js';
@@ -17,6 +17,7 @@ import { tempDir } from '../support/tempDir.js';
 
 const ORG_A: Principal = { organizationId: 'org_a', keyId: 'key_a', keyPrefix: 'atl_aaaaaaaa' };
 const silent = pino({ level: 'silent' });
+const FIXED_AT = '2026-11-21T12:00:00.000Z';
 
 /** A key service's usage endpoint: counts each id once; fails every call while `down`. */
 class CountingSink implements UsageSink {
@@ -239,6 +240,30 @@ describe('usage buffer on Redis (real redis-server)', () => {
     assert.throws(
       () => usage.ensureRoom(),
       (err: unknown) => err instanceof UpstreamError,
+    );
+  });
+
+  it('sweeps from the group the consumers of instances long gone that hold nothing', async () => {
+    await withClient(redis.port, async (client) => {
+      await client.xgroup('CREATE', USAGE_STREAM_KEY, USAGE_STREAM_GROUP, '0', 'MKSTREAM');
+      // An instance that read an entry, delivered it and stopped.
+      const id = (await client.xadd(USAGE_STREAM_KEY, '*', 'x', '1')) ?? '';
+      await client.xreadgroup('GROUP', USAGE_STREAM_GROUP, 'stopped', 'COUNT', 1, 'STREAMS', USAGE_STREAM_KEY, '>');
+      await client.xack(USAGE_STREAM_KEY, USAGE_STREAM_GROUP, id);
+      await client.xdel(USAGE_STREAM_KEY, id);
+    });
+    const stream = createUsageStream({ redis: await connect(), logger: silent });
+    const event = { id: 'e1', keyId: 'key_a', organizationId: 'org_a', route: '/v1/api/keywords', at: FIXED_AT };
+    await stream.append([event]);
+    assert.equal((await stream.readNew(10)).length, 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(await stream.forgetGoneConsumers(200), 1, 'the stopped one; not this one, which holds an entry');
+    const consumers = await withClient(redis.port, (client) =>
+      client.xinfo('CONSUMERS', USAGE_STREAM_KEY, USAGE_STREAM_GROUP),
+    );
+    assert.deepEqual(
+      (consumers as unknown[][]).map((consumer) => consumer[1]),
+      [stream.consumer],
     );
   });
 });

@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import type { UsageEvent } from '../../src/usage/usageEvent.js';
-import { autoClaimReply, entryFields, eventOfFields, readGroupEntries } from '../../src/usage/usageStreamEntry.js';
+import {
+  autoClaimReply,
+  entryFields,
+  eventOfFields,
+  goneConsumers,
+  readGroupEntries,
+} from '../../src/usage/usageStreamEntry.js';
 
 const EVENT: UsageEvent = {
   id: '6f1c1e0e-8d7b-4c39-9f0a-0d6f2b7c1a11',
@@ -53,5 +59,16 @@ describe('usage events as stream entries', () => {
     assert.equal(cursor, '5-0');
     assert.deepEqual(read.events, [{ entryId: '3-0', event: EVENT }]);
     assert.deepEqual(autoClaimReply(null).cursor, '0-0');
+  });
+
+  it('names the consumers that hold nothing and have been idle long enough, never itself', () => {
+    const reply = [
+      ['name', 'gone', 'pending', 0, 'idle', 5000],
+      ['name', 'holding', 'pending', 3, 'idle', 9000],
+      ['name', 'recent', 'pending', 0, 'idle', 10],
+      ['name', 'me', 'pending', 0, 'idle', 9000],
+    ];
+    assert.deepEqual(goneConsumers(reply, 1000, 'me'), ['gone']);
+    assert.deepEqual(goneConsumers(null, 1000, 'me'), []);
   });
 });
