@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import { UpstreamError } from '../errors.js';
+import { REDIS_COMMAND_TIMEOUT_MS } from '../redis/connectRedis.js';
 import { inSpan } from '../telemetry/spans.js';
 import { retryDelayMs } from '../upstream/backoff.js';
 import { sleep } from '../upstream/deadline.js';
@@ -438,7 +439,8 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
 
     async close(deadlineMs: number): Promise<void> {
       const startedAt = Date.now();
-      const keepBack = options.spool ? SPOOL_WRITE_MS : 0;
+      // Kept back from the deadline: the spool write, and the one Redis call that lets held entries go.
+      const keepBack = (options.spool ? SPOOL_WRITE_MS : 0) + REDIS_COMMAND_TIMEOUT_MS;
       const leftMs = () => Math.max(0, startedAt + deadlineMs - keepBack - Date.now());
       closing = true;
       if (persistTimer) clearTimeout(persistTimer);
@@ -469,8 +471,15 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
       if (deliverTimer) clearTimeout(deliverTimer.handle);
       persistTimer = null;
       deliverTimer = null;
-      const stillHeld = release().length;
-      const leftInRedis = Math.max(stillHeld, closingBudget);
+      const stillHeld = release();
+      // Another instance takes them at its next look instead of waiting for them to look abandoned.
+      await stream
+        .letGo(
+          stillHeld.map((entry) => entry.entryId),
+          claimIdleMs,
+        )
+        .catch((err: unknown) => logger.debug({ err }, 'usage: held entries not let go (taken over later)'));
+      const leftInRedis = Math.max(stillHeld.length, closingBudget);
       if (leftInRedis > 0 && unpersisted.length === 0) {
         logger.warn(
           { leftInRedis },

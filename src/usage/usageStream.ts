@@ -34,6 +34,8 @@ export interface UsageStream {
   claimIdle(minIdleMs: number, count: number): Promise<StoredEvent[]>;
   /** Renews this consumer's hold on entries it is still delivering. */
   keep(entryIds: readonly string[]): Promise<void>;
+  /** Gives up entries this consumer holds: they look abandoned for `idleMs`, so the next to look takes them over. */
+  letGo(entryIds: readonly string[], idleMs: number): Promise<void>;
   /** Delivered: out of the group and out of the stream. */
   remove(entryIds: readonly string[]): Promise<void>;
   /** Entries in the stream (every instance's). */
@@ -138,6 +140,11 @@ export function createUsageStream(options: UsageStreamOptions): UsageStream {
     async keep(entryIds) {
       if (entryIds.length === 0) return;
       await redis.call('XCLAIM', key, group, consumer, 0, ...entryIds, 'JUSTID');
+    },
+
+    async letGo(entryIds, idleMs) {
+      if (entryIds.length === 0) return;
+      await redis.call('XCLAIM', key, group, consumer, 0, ...entryIds, 'IDLE', idleMs, 'JUSTID');
     },
 
     remove,

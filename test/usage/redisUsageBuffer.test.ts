@@ -176,9 +176,15 @@ describe('usage buffer on Redis (real redis-server)', () => {
       'the log line gives the number left in Redis',
     );
     assert.equal(await streamLength(), 25);
+    // The batch it held is let go: it already looks abandoned, so the next instance to look takes it.
+    const pending = (await withClient(redis.port, (client) =>
+      client.xpending(USAGE_STREAM_KEY, USAGE_STREAM_GROUP, '-', '+', 100),
+    )) as Array<[string, string, number, number]>;
+    assert.equal(pending.length, 25);
+    for (const [, , idleMs] of pending) assert.ok(idleMs >= 5000, `idle ${idleMs} ms`);
 
     const next = new CountingSink();
-    await newBuffer(next, { claimIdleMs: 300 });
+    await newBuffer(next);
     await eventually('the next instance delivered them', () => next.counted.size === 25, 5000);
     assert.equal(next.duplicates, 0);
   });
