@@ -11,6 +11,7 @@ module.exports = {
     'test/local/keysCli.test.ts',
     'test/limits/redisLimiter.test.ts',
     'test/limits/redisStore.test.ts',
+    'test/usage/redisClusterUsage.test.ts',
     'test/usage/redisUsageBuffer.test.ts',
     'test/usage/usageRedisProcess.test.ts',
   ],
