@@ -28,7 +28,7 @@ export interface RedisUsageBufferOptions {
   readonly batchSize?: number;
   /** How often the stream is read for events to deliver. Default 1000 ms. */
   readonly flushIntervalMs?: number;
-  /** How long a recorded call may wait in memory before it is written to Redis. Default 50 ms. */
+  /** How long a recorded call may wait in memory before it is written to Redis. Default 25 ms: a SIGKILL loses what waits. */
   readonly persistIntervalMs?: number;
   /** Entries a consumer held this long without renewing them are taken over. Default 5000 ms. */
   readonly claimIdleMs?: number;
@@ -84,7 +84,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
   const { sink, stream, logger } = options;
   const batchSize = Math.min(MAX_USAGE_BATCH, Math.max(1, options.batchSize ?? MAX_USAGE_BATCH));
   const flushIntervalMs = options.flushIntervalMs ?? 1000;
-  const persistIntervalMs = options.persistIntervalMs ?? 50;
+  const persistIntervalMs = options.persistIntervalMs ?? 25;
   const claimIdleMs = options.claimIdleMs ?? 5000;
   const keepEveryMs = Math.max(1, Math.floor(claimIdleMs / 3));
   const retryBaseMs = options.retryBaseMs ?? 250;
@@ -159,24 +159,24 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
     if (unpersisted.length === 0) return Promise.resolve();
     const round = (async () => {
       const events = unpersisted.splice(0, MAX_APPEND).map(toUsageEvent);
-      let failed: UsageEvent[] = events;
       appending = events.length;
+      let stored = false;
       try {
-        const result = await stream.append(events);
-        failed = result.failed;
-        if (result.length !== null) storedLength = result.length;
+        storedLength = await stream.append(events);
+        stored = true;
       } catch (err: unknown) {
         redisFailed(err, 'store usage events');
       } finally {
         appending = 0;
       }
-      // Back at the front with their ids: a retry of an entry Redis did take is a duplicate, counted once.
-      if (failed.length > 0) {
-        unpersisted.unshift(...failed);
-        redisFailed(null, 'store usage events');
-      } else redisAnswered();
-      if (spooledIds.size > 0) forgetSpooled(events, failed);
-      if (failed.length < events.length && (hurry || storedLength >= batchSize)) deliverSoon();
+      if (!stored) {
+        // Back at the front with their ids: should Redis have taken them after all, the resend is counted once.
+        unpersisted.unshift(...events);
+        return;
+      }
+      redisAnswered();
+      if (spooledIds.size > 0) forgetSpooled(events);
+      if (hurry || storedLength >= batchSize) deliverSoon();
     })();
     persisting = round.finally(() => {
       persisting = null;
@@ -188,9 +188,8 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
   };
 
   /** Spooled events are safe once in Redis: their files go once all of them are. */
-  const forgetSpooled = (events: readonly UsageEvent[], failed: readonly UsageEvent[]): void => {
-    const refused = new Set(failed.map((event) => event.id));
-    for (const event of events) if (!refused.has(event.id)) spooledIds.delete(event.id);
+  const forgetSpooled = (events: readonly UsageEvent[]): void => {
+    for (const event of events) spooledIds.delete(event.id);
     if (spooledIds.size > 0 || !spooledDelivered) return;
     const done = spooledDelivered;
     spooledDelivered = null;
@@ -342,6 +341,10 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
     let next: { delayMs: number; backoff: boolean } | null = null;
     try {
       next = await deliverRounds();
+    } catch (err: unknown) {
+      // Nothing here may end the process (an unhandled rejection would): look again shortly.
+      logger.error({ err }, 'usage delivery failed unexpectedly: retrying');
+      next = { delayMs: REDIS_RETRY_MS, backoff: true };
     } finally {
       delivering = false;
     }

@@ -26,8 +26,12 @@ import {
 export interface UsageStream {
   /** This instance's consumer name in the group. */
   readonly consumer: string;
-  /** Appends the events; resolves with those that could not be written, and the stream's length when known. */
-  append(events: readonly UsageEvent[]): Promise<{ failed: UsageEvent[]; length: number | null }>;
+  /**
+   * Appends the events in one call; resolves with the stream's length after them. When it
+   * rejects they may have been written after all (a late answer): appended again, their ids
+   * are counted once.
+   */
+  append(events: readonly UsageEvent[]): Promise<number>;
   /** Up to `count` entries no consumer has read yet, now held by this one. */
   readNew(count: number): Promise<StoredEvent[]>;
   /** Up to `count` entries held by any consumer without renewal for `minIdleMs`, now held by this one. */
@@ -109,16 +113,9 @@ export function createUsageStream(options: UsageStreamOptions): UsageStream {
     consumer,
 
     async append(events) {
-      if (events.length === 0) return { failed: [], length: null };
-      const fields: string[] = [];
-      for (const event of events) fields.push(...eventValues(event));
-      try {
-        return { failed: [], length: await redis.appendUsageEvents(key, ...fields) };
-      } catch (err: unknown) {
-        // Perhaps written after all (a late answer): sent again, the same ids are counted once.
-        logger.debug({ err }, 'usage events not appended');
-        return { failed: [...events], length: null };
-      }
+      const values: string[] = [];
+      for (const event of events) values.push(...eventValues(event));
+      return redis.appendUsageEvents(key, ...values);
     },
 
     async readNew(count) {
