@@ -12,6 +12,9 @@ module.exports = {
     'test/limits/redisLimiter.test.ts',
     'test/limits/redisStore.test.ts',
     'test/usage/sharedCeiling.test.ts',
+    'test/usage/redisClusterUsage.test.ts',
+    'test/usage/redisUsageBuffer.test.ts',
+    'test/usage/usageRedisProcess.test.ts',
   ],
   reporter: 'dot',
 };

@@ -1,13 +1,19 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import { UpstreamError } from '../errors.js';
 import { inSpan } from '../telemetry/spans.js';
 import { retryDelayMs } from '../upstream/backoff.js';
 import { withDeadline } from '../upstream/deadline.js';
-import type { UsageEvent, UsageSink } from './usageEvent.js';
+import { type RecordedCall, toUsageEvent } from './recordedCall.js';
+import {
+  countByOrganization,
+  isRejectedBatch,
+  MAX_USAGE_BATCH,
+  type UsageEvent,
+  type UsageSink,
+} from './usageEvent.js';
 import type { UsageLedger } from './usageLedger.js';
-import type { UsageRecorder } from './usageRecorder.js';
+import { DEFAULT_MAX_PENDING, type UsageRecorder } from './usageRecorder.js';
 import type { UsageSpool } from './usageSpool.js';
 
 export interface UsageBufferOptions {
@@ -29,7 +35,7 @@ export interface UsageBufferOptions {
    */
   readonly isRejection?: (err: unknown) => boolean;
   /**
-   * Events waiting for the key service at most (default 1 000 000, about 60 MB); beyond,
+   * Events waiting for the key service at most (default DEFAULT_MAX_PENDING); beyond,
    * requests are refused with 503 until the key service takes some (see ensureRoom).
    */
   readonly maxPending?: number;
@@ -47,25 +53,6 @@ export interface UsageBuffer extends UsageRecorder {
   deliverSpooled(): Promise<number>;
 }
 
-const MAX_BATCH = 1000;
-
-/** One successful call as recorded: references to what the request already holds, and its time. */
-interface RecordedCall {
-  readonly principal: Principal;
-  readonly route: string;
-  readonly atMs: number;
-}
-
-function toUsageEvent(call: RecordedCall | UsageEvent): UsageEvent {
-  if ('id' in call) return call; // spooled by an earlier instance: its id is kept
-  return {
-    id: randomUUID(),
-    keyId: call.principal.keyId,
-    organizationId: call.principal.organizationId,
-    route: call.route,
-    at: new Date(call.atMs).toISOString(),
-  };
-}
 /** While closing, retries come quickly: the deadline, not the backoff, bounds the wait. */
 const CLOSING_RETRY_MAX_MS = 500;
 /** Kept back from the shutdown deadline to write what is left to the spool. */
@@ -81,14 +68,14 @@ const SPOOL_WRITE_MS = 1_000;
  */
 export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const { sink, logger } = options;
-  const batchSize = Math.min(MAX_BATCH, Math.max(1, options.batchSize ?? MAX_BATCH));
+  const batchSize = Math.min(MAX_USAGE_BATCH, Math.max(1, options.batchSize ?? MAX_USAGE_BATCH));
   const flushIntervalMs = options.flushIntervalMs ?? 1000;
   const now = options.now ?? (() => new Date());
   const random = options.random ?? Math.random;
   const isRejection = options.isRejection ?? isRejectedBatch;
   const retryBaseMs = options.retryBaseMs ?? 250;
   const retryMaxMs = options.retryMaxMs ?? 30_000;
-  const maxPending = options.maxPending ?? 1_000_000;
+  const maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
 
   /**
    * Recorded, not yet in a call: the least that must be kept per call. The id and the
@@ -316,16 +303,4 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
       if (pendingTotal > 0) await keepUndelivered();
     },
   };
-}
-
-/** The key service refused the batch as malformed: retrying the same events cannot succeed. */
-export function isRejectedBatch(err: unknown): boolean {
-  if (err instanceof Error && err.name === 'UsageRejectedError') return true;
-  return err instanceof UpstreamError && err.upstream === 'key-service' && /\bstatus 400\b/.test(err.detail);
-}
-
-function countByOrganization(events: readonly UsageEvent[]): Record<string, number> {
-  const counts: Record<string, number> = {};
-  for (const event of events) counts[event.organizationId] = (counts[event.organizationId] ?? 0) + 1;
-  return counts;
 }

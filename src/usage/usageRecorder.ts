@@ -13,3 +13,9 @@ export interface UsageRecorder {
   /** Sends every pending event; resolves when all were accepted or the deadline passed. */
   close(deadlineMs: number): Promise<void>;
 }
+
+/**
+ * Events waiting for the key service at most, unless a buffer is told otherwise: in this
+ * process (about 60 MB of heap), or in the Redis stream that every instance shares.
+ */
+export const DEFAULT_MAX_PENDING = 1_000_000;

@@ -19,6 +19,10 @@ export interface FakeKeyService {
   unauthorizedRequests(): number;
   /** Usage events counted (each id once). */
   readonly usageEvents: Array<Record<string, unknown>>;
+  /** Usage events received again after they were counted. */
+  usageDuplicates(): number;
+  /** Makes POST /v1/usage answer this status, counting nothing (null: count again). */
+  refuseUsage(status: number | null): void;
   /** Every GET /v1/events, with the Last-Event-ID it carried. */
   readonly streamRequests: Array<{ lastEventId: string | undefined }>;
   /** Sets what verify answers for this key's hash. */
@@ -51,6 +55,8 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
   let verifyCalls = 0;
   let unauthorizedRequests = 0;
   let streamRefusal: number | null = null;
+  let usageRefusal: number | null = null;
+  let usageDuplicates = 0;
 
   const server = createServer((req, res) => {
     void handle(req, res);
@@ -76,13 +82,17 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
       return answer ? json(res, 200, answer) : json(res, 404, { error: 'unknown_key' });
     }
     if (req.method === 'POST' && req.url === '/v1/usage') {
+      if (usageRefusal !== null) return json(res, usageRefusal, { error: 'unavailable' });
       const events = isRecord(body) ? body.events : undefined;
       if (!Array.isArray(events) || events.length < 1 || events.length > 1000 || !events.every(isUsageEvent)) {
         return json(res, 400, { error: 'invalid_request' });
       }
       let accepted = 0;
       for (const event of events) {
-        if (usageIds.has(event.id)) continue;
+        if (usageIds.has(event.id)) {
+          usageDuplicates += 1;
+          continue;
+        }
         usageIds.add(event.id);
         usageEvents.push(event);
         accepted += 1;
@@ -128,6 +138,10 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
     verifyCalls: () => verifyCalls,
     unauthorizedRequests: () => unauthorizedRequests,
     usageEvents,
+    usageDuplicates: () => usageDuplicates,
+    refuseUsage(status) {
+      usageRefusal = status;
+    },
     streamRequests,
     setAnswer(key, answer) {
       answers.set(keyHashOf(key), answer);

@@ -1,0 +1,495 @@
+import type { Logger } from 'pino';
+import type { Principal } from '../auth/principal.js';
+import { UpstreamError } from '../errors.js';
+import { REDIS_COMMAND_TIMEOUT_MS } from '../redis/connectRedis.js';
+import { inSpan } from '../telemetry/spans.js';
+import { retryDelayMs } from '../upstream/backoff.js';
+import { sleep } from '../upstream/deadline.js';
+import type { UsageBuffer } from './createUsageBuffer.js';
+import { type RecordedCall, toUsageEvent } from './recordedCall.js';
+import {
+  countByOrganization,
+  isRejectedBatch,
+  MAX_USAGE_BATCH,
+  type UsageEvent,
+  type UsageSink,
+} from './usageEvent.js';
+import type { UsageLedger } from './usageLedger.js';
+import { DEFAULT_MAX_PENDING } from './usageRecorder.js';
+import type { UsageSpool } from './usageSpool.js';
+import type { UsageStream } from './usageStream.js';
+import type { StoredEvent } from './usageStreamEntry.js';
+
+export interface RedisUsageBufferOptions {
+  readonly sink: UsageSink;
+  readonly stream: UsageStream;
+  readonly logger: Logger;
+  /** Events per call to the key service: 1 to 1000 (its limit), default 1000. */
+  readonly batchSize?: number;
+  /** How often the stream is read for events to deliver. Default 1000 ms. */
+  readonly flushIntervalMs?: number;
+  /** How long a recorded call may wait in memory before it is written to Redis. Default 25 ms: a SIGKILL loses what waits. */
+  readonly persistIntervalMs?: number;
+  /** Entries a consumer held this long without renewing them are taken over. Default 5000 ms. */
+  readonly claimIdleMs?: number;
+  /** Backoff after a failed call to the key service: first delay and cap. Defaults 250 ms and 30 s. */
+  readonly retryBaseMs?: number;
+  readonly retryMaxMs?: number;
+  readonly random?: () => number;
+  readonly now?: () => Date;
+  /** Whether a failure means the service refused the batch itself (400). Default isRejectedBatch. */
+  readonly isRejection?: (err: unknown) => boolean;
+  /**
+   * Events waiting at most, in this process and in the stream (every instance's); beyond,
+   * requests are refused with 503 (see ensureRoom). Default DEFAULT_MAX_PENDING.
+   */
+  readonly maxPending?: number;
+  readonly onFlushed?: (events: number) => void;
+  readonly onFlushFailed?: (events: number) => void;
+  /** Told what is sent, acknowledged and dropped, for the ceiling check, by whichever instance delivers. */
+  readonly ledger?: UsageLedger;
+  /** Where recorded calls go when Redis cannot take them at the shutdown deadline, and where earlier ones are taken from. */
+  readonly spool?: UsageSpool;
+}
+
+/** Appends per round: a backlog (Redis was away) goes in pieces. */
+const MAX_APPEND = 1000;
+/** Between tries to write to a Redis that refused, and between reads of one that failed. */
+const REDIS_RETRY_MS = 250;
+/** How often entries held by a consumer that stopped renewing them are looked for. */
+const CLAIM_EVERY_MS = 2000;
+/** How often the group is swept of consumers gone for CONSUMER_GONE_MS (each start adds one). */
+const CONSUMER_SWEEP_MS = 10 * 60_000;
+const CONSUMER_GONE_MS = 60 * 60_000;
+/** While closing, retries come quickly: the deadline, not the backoff, bounds the wait. */
+const CLOSING_RETRY_MAX_MS = 500;
+/** Kept back from the shutdown deadline to write to the spool what Redis did not take. */
+const SPOOL_WRITE_MS = 1_000;
+
+/**
+ * Counts successful calls, durably, through Redis. record() only pushes the call to an
+ * array; at most `persistIntervalMs` later the calls become events with their UUIDs and
+ * are appended to the shared stream (one write for the lot), so a process killed outright
+ * loses only that interval. Delivery reads the stream, this instance's calls and every
+ * other's alike, in batches of up to `batchSize`: posts them, then removes them. A batch
+ * the key service did not take is retried with the same ids (counted once) while this
+ * instance renews its hold on it; entries held by an instance that stopped renewing
+ * (killed) are taken over after `claimIdleMs` by whichever instance looks next.
+ *
+ * On close: what is still in memory is written to Redis, then the stream is delivered
+ * until the deadline; what is left stays in Redis for another instance. Only what Redis
+ * cannot take goes to the spool file, and only what neither takes is lost (the close rejects).
+ */
+export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageBuffer {
+  const { sink, stream, logger } = options;
+  const batchSize = Math.min(MAX_USAGE_BATCH, Math.max(1, options.batchSize ?? MAX_USAGE_BATCH));
+  const flushIntervalMs = options.flushIntervalMs ?? 1000;
+  const persistIntervalMs = options.persistIntervalMs ?? 25;
+  const claimIdleMs = options.claimIdleMs ?? 5000;
+  const keepEveryMs = Math.max(1, Math.floor(claimIdleMs / 3));
+  const retryBaseMs = options.retryBaseMs ?? 250;
+  const retryMaxMs = options.retryMaxMs ?? 30_000;
+  const random = options.random ?? Math.random;
+  const now = options.now ?? (() => new Date());
+  const isRejection = options.isRejection ?? isRejectedBatch;
+  const maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
+
+  /** Recorded (or taken from a spool), not yet in Redis. */
+  const unpersisted: Array<RecordedCall | UsageEvent> = [];
+  /** The stream's length as last seen: every instance's events waiting there. */
+  let storedLength = 0;
+  let persisting: Promise<void> | null = null;
+  /** Calls of the round on its way to Redis: out of the array, not yet in storedLength. */
+  let appending = 0;
+  let persistTimer: NodeJS.Timeout | null = null;
+  let redisRefused = false;
+
+  /** Entries this instance read and is delivering (or will retry). */
+  let held: StoredEvent[] | null = null;
+  let keepTimer: NodeJS.Timeout | null = null;
+  let delivering = false;
+  let deliverTimer: { handle: NodeJS.Timeout; backoff: boolean } | null = null;
+  let failures = 0;
+  let lastClaimAt = Number.NEGATIVE_INFINITY;
+  let lastSweepAt = Date.now();
+  /** A call of an organization near its ceiling is waiting: write and deliver without delay. */
+  let hurry = false;
+
+  let closing = false;
+  let stopped = false;
+  /** While closing: entries still to deliver before the closer may stop (the stream's length when it began). */
+  let closingBudget = 0;
+  const idleWaiters: Array<() => void> = [];
+
+  const spooledIds = new Set<string>();
+  let spooledDelivered: (() => Promise<void>) | null = null;
+
+  const tellLedger = (events: readonly UsageEvent[], step: 'sending' | 'acknowledged' | 'dropped'): void => {
+    const { ledger } = options;
+    if (!ledger) return;
+    for (const [organizationId, calls] of Object.entries(countByOrganization(events)))
+      ledger[step](organizationId, calls);
+  };
+
+  const redisFailed = (err: unknown, what: string): void => {
+    if (redisRefused) return;
+    redisRefused = true;
+    logger.warn({ err, waiting: unpersisted.length }, `usage: redis refused to ${what}; retrying`);
+  };
+  const redisAnswered = (): void => {
+    if (!redisRefused) return;
+    redisRefused = false;
+    logger.info({ waiting: unpersisted.length }, 'usage: redis takes events again');
+  };
+
+  // ---- into Redis -------------------------------------------------------------------------
+
+  const schedulePersist = (delayMs: number): void => {
+    if (persistTimer || stopped) return;
+    persistTimer = setTimeout(() => {
+      persistTimer = null;
+      void persist();
+    }, delayMs);
+    if (!closing) persistTimer.unref();
+  };
+
+  /** One round: up to MAX_APPEND waiting calls appended; the ones Redis refused wait for the next round. */
+  const persist = (): Promise<void> => {
+    if (persisting) return persisting;
+    if (unpersisted.length === 0) return Promise.resolve();
+    const round = (async () => {
+      const events = unpersisted.splice(0, MAX_APPEND).map(toUsageEvent);
+      appending = events.length;
+      let stored = false;
+      try {
+        storedLength = await stream.append(events);
+        stored = true;
+      } catch (err: unknown) {
+        redisFailed(err, 'store usage events');
+      } finally {
+        appending = 0;
+      }
+      if (!stored) {
+        // Back at the front with their ids: should Redis have taken them after all, the resend is counted once.
+        unpersisted.unshift(...events);
+        return;
+      }
+      redisAnswered();
+      if (spooledIds.size > 0) forgetSpooled(events);
+      if (hurry || storedLength >= batchSize) deliverSoon();
+    })();
+    persisting = round.finally(() => {
+      persisting = null;
+      // While closing, the closer drives the rounds itself.
+      if (unpersisted.length > 0 && !closing)
+        schedulePersist(redisRefused ? REDIS_RETRY_MS : hurry ? 0 : persistIntervalMs);
+    });
+    return persisting;
+  };
+
+  /** Spooled events are safe once in Redis: their files go once all of them are. */
+  const forgetSpooled = (events: readonly UsageEvent[]): void => {
+    for (const event of events) spooledIds.delete(event.id);
+    if (spooledIds.size > 0 || !spooledDelivered) return;
+    const done = spooledDelivered;
+    spooledDelivered = null;
+    done().catch((err: unknown) => logger.warn({ err }, 'spool files stored in redis could not be deleted'));
+  };
+
+  // ---- out to the key service -------------------------------------------------------------
+
+  const scheduleDeliver = (delayMs: number, backoff: boolean): void => {
+    if (stopped || delivering || deliverTimer) return;
+    const handle = setTimeout(() => {
+      deliverTimer = null;
+      void deliver();
+    }, delayMs);
+    if (!closing) handle.unref();
+    deliverTimer = { handle, backoff };
+  };
+
+  const deliverSoon = (): void => {
+    if (deliverTimer && !deliverTimer.backoff) {
+      clearTimeout(deliverTimer.handle);
+      deliverTimer = null;
+    }
+    scheduleDeliver(0, false);
+  };
+
+  const hold = (entries: StoredEvent[]): void => {
+    held = entries;
+    const ids = entries.map((entry) => entry.entryId);
+    keepTimer = setInterval(() => {
+      stream.keep(ids).catch((err: unknown) => logger.debug({ err }, 'usage: could not renew held entries'));
+    }, keepEveryMs);
+    keepTimer.unref();
+  };
+
+  const release = (): StoredEvent[] => {
+    const entries = held ?? [];
+    held = null;
+    if (keepTimer) clearInterval(keepTimer);
+    keepTimer = null;
+    return entries;
+  };
+
+  /** Entries to deliver next: some a dead instance held, when it is time to look, else new ones. */
+  const nextEntries = async (): Promise<StoredEvent[]> => {
+    const at = Date.now();
+    if (at - lastSweepAt >= CONSUMER_SWEEP_MS) {
+      lastSweepAt = at;
+      stream
+        .forgetGoneConsumers(CONSUMER_GONE_MS)
+        .catch((err: unknown) => logger.debug({ err }, 'usage: consumers of stopped instances not swept'));
+    }
+    if (at - lastClaimAt >= CLAIM_EVERY_MS) {
+      lastClaimAt = at;
+      const claimed = await stream.claimIdle(claimIdleMs, batchSize);
+      if (claimed.length > 0) {
+        logger.info({ events: claimed.length }, 'usage events another instance held unsent: delivering');
+        return claimed;
+      }
+    }
+    return stream.readNew(batchSize);
+  };
+
+  /** Out of the stream once taken (or refused for good); a removal that fails means a harmless resend. */
+  const settleHeld = async (step: 'acknowledged' | 'dropped'): Promise<void> => {
+    const entries = release();
+    const events = entries.map((entry) => entry.event);
+    tellLedger(events, step);
+    if (step === 'acknowledged') options.onFlushed?.(events.length);
+    try {
+      await stream.remove(entries.map((entry) => entry.entryId));
+      storedLength = Math.max(0, storedLength - entries.length);
+    } catch (err: unknown) {
+      logger.warn({ err, events: entries.length }, 'delivered usage events not removed from redis: may be sent again');
+    }
+  };
+
+  /** Delivers batches one call at a time; returns the delay before the next look, or null for the usual interval. */
+  const deliverRounds = async (): Promise<{ delayMs: number; backoff: boolean } | null> => {
+    while (!stopped) {
+      if (held === null) {
+        if (closing && closingBudget <= 0) return null;
+        let entries: StoredEvent[];
+        try {
+          entries = await nextEntries();
+        } catch (err: unknown) {
+          redisFailed(err, 'hand out usage events');
+          return { delayMs: REDIS_RETRY_MS, backoff: true };
+        }
+        if (entries.length === 0) {
+          // Nothing unread and nothing abandoned: what the stream still holds, others are delivering.
+          if (closing) closingBudget = 0;
+          return null;
+        }
+        hold(entries);
+        hurry = false;
+        tellLedger(
+          entries.map((entry) => entry.event),
+          'sending',
+        );
+      }
+      const current = held ?? [];
+      const events = current.map((entry) => entry.event);
+      try {
+        const receipt = await inSpan('usage.flush', () => sink.recordUsage(events), {
+          root: true,
+          attributes: { 'usage.events': events.length },
+        });
+        if (receipt.accepted + receipt.duplicates !== events.length) {
+          logger.warn(
+            { sent: events.length, accepted: receipt.accepted, duplicates: receipt.duplicates },
+            'usage receipt does not add up to the batch sent',
+          );
+        }
+      } catch (err: unknown) {
+        if (isRejection(err)) {
+          logger.error(
+            { err, dropped: events.length, organizations: countByOrganization(events) },
+            'usage batch refused by the key service as malformed: dropped, these calls are not counted',
+          );
+          await settleHeld('dropped');
+          continue;
+        }
+        failures += 1;
+        options.onFlushFailed?.(events.length);
+        const delayMs = retryDelayMs(failures, {
+          baseMs: retryBaseMs,
+          maxMs: closing ? Math.min(retryMaxMs, CLOSING_RETRY_MAX_MS) : retryMaxMs,
+          random,
+          retryAfterSeconds: err instanceof UpstreamError ? err.retryAfterSeconds : undefined,
+        });
+        logger.warn(
+          { err, attempt: failures, retryInMs: delayMs, events: events.length },
+          'usage batch not recorded: retrying',
+        );
+        return { delayMs, backoff: true };
+      }
+      failures = 0;
+      await settleHeld('acknowledged');
+      if (closing) closingBudget -= events.length;
+      else if (!hurry && events.length < batchSize) return null;
+    }
+    return null;
+  };
+
+  const deliver = async (): Promise<void> => {
+    if (delivering || stopped) return;
+    delivering = true;
+    let next: { delayMs: number; backoff: boolean } | null = null;
+    try {
+      next = await deliverRounds();
+    } catch (err: unknown) {
+      // Nothing here may end the process (an unhandled rejection would): look again shortly.
+      logger.error({ err }, 'usage delivery failed unexpectedly: retrying');
+      next = { delayMs: REDIS_RETRY_MS, backoff: true };
+    } finally {
+      delivering = false;
+    }
+    if (next === null && held === null) for (const wake of idleWaiters.splice(0)) wake();
+    if (next) scheduleDeliver(next.delayMs, next.backoff);
+    else if (!closing) scheduleDeliver(flushIntervalMs, false);
+  };
+
+  /** Resolves once the closing delivery has nothing more to do (or never, if it keeps failing: the deadline ends it). */
+  const deliveredWhileClosing = (): Promise<void> => {
+    const idle = new Promise<void>((resolve) => idleWaiters.push(resolve));
+    // A backoff set before the shutdown may be long: the closing cap applies from now.
+    if (deliverTimer) clearTimeout(deliverTimer.handle);
+    deliverTimer = null;
+    deliverSoon();
+    return idle;
+  };
+
+  // Something may wait in the stream already (another instance's): look at once.
+  scheduleDeliver(0, false);
+
+  /** Recorded calls Redis did not take by the deadline go to the spool; only when that fails too are they lost. */
+  const keepUnpersisted = async (): Promise<void> => {
+    const left = unpersisted.splice(0).map(toUsageEvent);
+    if (left.length === 0) return;
+    if (options.spool) {
+      try {
+        await options.spool.write(left);
+        logger.warn(
+          { spooled: left.length },
+          'usage events not stored in redis before the shutdown deadline: spooled for the next instance',
+        );
+        return;
+      } catch (err: unknown) {
+        logger.error(
+          { lost: left.length, err },
+          'usage events not stored in redis and the spool cannot be written: lost',
+        );
+        throw new Error('usage events lost');
+      }
+    }
+    logger.error({ lost: left.length }, 'usage events not stored in redis before the shutdown deadline: lost');
+    throw new Error('usage events lost');
+  };
+
+  return {
+    ensureRoom(): void {
+      // As without Redis: while the backlog is full, fail closed rather than serve uncounted.
+      const waiting = unpersisted.length + appending + storedLength;
+      if (waiting >= maxPending) {
+        throw new UpstreamError('key-service', 'throttled', `usage: ${waiting} events waiting for the key service`);
+      }
+    },
+
+    record(principal: Principal, route: string): void {
+      if (stopped) {
+        logger.error({ organizationId: principal.organizationId, route }, 'usage recorded after shutdown: not counted');
+        return;
+      }
+      unpersisted.push({ principal, route, atMs: now().getTime() });
+      // Near the ceiling other instances must see this call soon: no waiting for companions.
+      if (options.ledger?.isNearCeiling(principal.organizationId)) {
+        hurry = true;
+        if (persistTimer) clearTimeout(persistTimer);
+        persistTimer = null;
+        if (!persisting) schedulePersist(0);
+      } else if (!persisting) schedulePersist(persistIntervalMs);
+    },
+
+    pendingTotal(): number {
+      return unpersisted.length + appending + (held?.length ?? 0);
+    },
+
+    async deliverSpooled(): Promise<number> {
+      const { spool } = options;
+      if (!spool || stopped) return 0;
+      const spooled = await spool.claim();
+      if (spooled.events.length === 0) {
+        await spooled.delivered();
+        return 0;
+      }
+      spooledDelivered = spooled.delivered;
+      for (const event of spooled.events) {
+        spooledIds.add(event.id);
+        unpersisted.push(event);
+      }
+      for (const [organizationId, calls] of Object.entries(countByOrganization(spooled.events))) {
+        // Admitted by an earlier instance and perhaps not in `used` yet: they count toward the ceiling here.
+        options.ledger?.adopted(organizationId, calls);
+      }
+      logger.info({ events: spooled.events.length }, 'usage events from the spool: storing in redis');
+      schedulePersist(0);
+      return spooled.events.length;
+    },
+
+    async close(deadlineMs: number): Promise<void> {
+      const startedAt = Date.now();
+      // Kept back from the deadline: the spool write, and the one Redis call that lets held entries go.
+      const keepBack = (options.spool ? SPOOL_WRITE_MS : 0) + REDIS_COMMAND_TIMEOUT_MS;
+      const leftMs = () => Math.max(0, startedAt + deadlineMs - keepBack - Date.now());
+      closing = true;
+      if (persistTimer) clearTimeout(persistTimer);
+      persistTimer = null;
+      // First, everything recorded into Redis: from there any instance delivers it.
+      while (unpersisted.length > 0 && leftMs() > 0) {
+        await persist();
+        if (unpersisted.length > 0) await sleep(Math.min(REDIS_RETRY_MS, leftMs()));
+      }
+      // Then deliver what the stream holds now, while time is left; others' later events are theirs.
+      if (unpersisted.length === 0) {
+        closingBudget = await stream.length().catch(() => storedLength);
+        if (leftMs() > 0 && (closingBudget > 0 || held !== null)) {
+          let timer: NodeJS.Timeout | undefined;
+          await Promise.race([
+            deliveredWhileClosing(),
+            new Promise<void>((resolve) => {
+              timer = setTimeout(resolve, leftMs());
+            }),
+          ]);
+          clearTimeout(timer);
+        }
+      }
+      // A round still on its way holds calls out of the array: they are kept or handed back before going on.
+      if (persisting) await persisting;
+      stopped = true;
+      if (persistTimer) clearTimeout(persistTimer);
+      if (deliverTimer) clearTimeout(deliverTimer.handle);
+      persistTimer = null;
+      deliverTimer = null;
+      const stillHeld = release();
+      // Another instance takes them at its next look instead of waiting for them to look abandoned.
+      await stream
+        .letGo(
+          stillHeld.map((entry) => entry.entryId),
+          claimIdleMs,
+        )
+        .catch((err: unknown) => logger.debug({ err }, 'usage: held entries not let go (taken over later)'));
+      const leftInRedis = Math.max(stillHeld.length, closingBudget);
+      if (leftInRedis > 0 && unpersisted.length === 0) {
+        logger.warn(
+          { leftInRedis },
+          'usage events not delivered before the shutdown deadline: left in redis for another instance',
+        );
+      }
+      await keepUnpersisted();
+    },
+  };
+}

@@ -1,0 +1,275 @@
+import assert from 'node:assert/strict';
+import { readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import type { Principal } from '../../src/auth/principal.js';
+import { UpstreamError } from '../../src/errors.js';
+import { closeRedis, connectRedis, type RedisConnection } from '../../src/redis/connectRedis.js';
+import { createRedisUsageBuffer, type RedisUsageBufferOptions } from '../../src/usage/createRedisUsageBuffer.js';
+import type { UsageBuffer } from '../../src/usage/createUsageBuffer.js';
+import type { UsageEvent, UsageSink } from '../../src/usage/usageEvent.js';
+import { createUsageSpool } from '../../src/usage/usageSpool.js';
+import { createUsageStream, USAGE_STREAM_GROUP, USAGE_STREAM_KEY } from '../../src/usage/usageStream.js';
+import { eventually } from '../support/eventually.js';
+import { type RedisServer, skipWithoutRedis, startRedisServer } from '../support/redisServer.js';
+import { withClient } from '../support/redisTopology.js';
+import { tempDir } from '../support/tempDir.js';
+
+const ORG_A: Principal = { organizationId: 'org_a', keyId: 'key_a', keyPrefix: 'atl_aaaaaaaa' };
+const silent = pino({ level: 'silent' });
+const FIXED_AT = '2026-11-21T12:00:00.000Z';
+
+/** A key service's usage endpoint: counts each id once; fails every call while `down`. */
+class CountingSink implements UsageSink {
+  readonly counted = new Map<string, UsageEvent>();
+  duplicates = 0;
+  calls = 0;
+  down = false;
+
+  async recordUsage(events: readonly UsageEvent[]) {
+    this.calls += 1;
+    if (this.down) throw new UpstreamError('key-service', 'bad_answer', 'usage: status 503');
+    let accepted = 0;
+    for (const event of events) {
+      if (this.counted.has(event.id)) this.duplicates += 1;
+      else accepted += 1;
+      this.counted.set(event.id, event);
+    }
+    return { accepted, duplicates: events.length - accepted };
+  }
+}
+
+/** Like eventually, for a condition that asks Redis. */
+async function until(what: string, check: () => Promise<boolean>, withinMs = 5000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Log lines a test reads back. */
+function capturingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino(
+    { level: 'info' },
+    { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
+  );
+  return { logger, lines };
+}
+
+describe('usage buffer on Redis (real redis-server)', () => {
+  let redis: RedisServer;
+  const connections: RedisConnection[] = [];
+  const buffers: UsageBuffer[] = [];
+
+  const connect = async (): Promise<RedisConnection> => {
+    const connection = connectRedis({ kind: 'server', url: redis.url }, silent);
+    connections.push(connection);
+    await eventually('redis connected', () => connection.status === 'ready');
+    return connection;
+  };
+  /** One instance's buffer, on its own connection as a separate process would have. */
+  const newBuffer = async (sink: UsageSink, options: Partial<RedisUsageBufferOptions> = {}): Promise<UsageBuffer> => {
+    const connection = await connect();
+    const logger = options.logger ?? silent;
+    const buffer = createRedisUsageBuffer({
+      sink,
+      logger,
+      stream: createUsageStream({ redis: connection, logger }),
+      retryBaseMs: 20,
+      retryMaxMs: 100,
+      ...options,
+    });
+    buffers.push(buffer);
+    return buffer;
+  };
+  const streamLength = () => withClient(redis.port, (client) => client.xlen(USAGE_STREAM_KEY));
+
+  before(async function () {
+    skipWithoutRedis(this);
+    redis = await startRedisServer();
+  });
+  after(async () => {
+    await redis?.stop();
+  });
+  afterEach(async () => {
+    await Promise.all(buffers.splice(0).map((buffer) => buffer.close(0).catch(() => undefined)));
+    for (const connection of connections.splice(0)) closeRedis(connection);
+    if (redis) await redis.restart();
+  });
+
+  it('writes recorded calls to the stream within the persist interval, then delivers each once and removes it', async () => {
+    const sink = new CountingSink();
+    sink.down = true;
+    const usage = await newBuffer(sink, { flushIntervalMs: 100 });
+    for (let i = 0; i < 30; i++) usage.record(ORG_A, '/v1/api/keywords');
+    // In Redis before any delivery succeeded: a process killed now loses none of them.
+    await eventually('a delivery tried', () => sink.calls > 0, 2000);
+    assert.equal(await streamLength(), 30);
+    const [entry] = await withClient(redis.port, (client) => client.xrange(USAGE_STREAM_KEY, '-', '+', 'COUNT', 1));
+    const fields = entry?.[1] ?? [];
+    assert.deepEqual(
+      fields.filter((_value, i) => i % 2 === 0),
+      ['i', 'k', 'o', 'r', 't'],
+      'five short fields per entry',
+    );
+
+    sink.down = false;
+    await eventually('30 events counted', () => sink.counted.size === 30, 5000);
+    await until('the stream emptied', async () => (await streamLength()) === 0);
+    assert.equal(usage.pendingTotal(), 0);
+    assert.equal(sink.duplicates, 0);
+    for (const event of sink.counted.values()) {
+      assert.equal(event.organizationId, 'org_a');
+      assert.equal(event.keyId, 'key_a');
+      assert.equal(event.route, '/v1/api/keywords');
+    }
+  });
+
+  it('takes over entries held by an instance that stopped renewing them, and delivers each once', async () => {
+    const deadSink = new CountingSink();
+    deadSink.down = true;
+    const dying = await newBuffer(deadSink, { flushIntervalMs: 100 });
+    for (let i = 0; i < 40; i++) dying.record(ORG_A, '/v1/api/rankings');
+    // The dying instance reads them (they are pending on it) and cannot deliver them.
+    await eventually('the dying instance tried to deliver', () => deadSink.calls > 0, 3000);
+    const pendingOnDying = await withClient(redis.port, (client) => client.xpending(USAGE_STREAM_KEY, 'gateway-usage'));
+    assert.equal(pendingOnDying[0], 40, 'all 40 held by the dying instance');
+    // Killed: its connection goes, nothing renews its hold any more.
+    for (const connection of connections.splice(0)) closeRedis(connection);
+    await dying.close(0);
+
+    const sink = new CountingSink();
+    await newBuffer(sink, { claimIdleMs: 300, flushIntervalMs: 100 });
+    await eventually('the survivor delivered the 40', () => sink.counted.size === 40, 5000);
+    assert.equal(sink.duplicates, 0);
+    await until('the stream emptied', async () => (await streamLength()) === 0);
+  });
+
+  it('while an instance keeps retrying a batch, no other takes it over', async () => {
+    const stuckSink = new CountingSink();
+    stuckSink.down = true;
+    const holder = await newBuffer(stuckSink, { claimIdleMs: 300, flushIntervalMs: 100 });
+    for (let i = 0; i < 10; i++) holder.record(ORG_A, '/v1/api/keywords');
+    await eventually('the holder tried', () => stuckSink.calls > 0, 3000);
+    const other = new CountingSink();
+    await newBuffer(other, { claimIdleMs: 300, flushIntervalMs: 50 });
+    // Several claim rounds of the other instance pass while the holder renews its hold.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    assert.equal(other.calls, 0, 'the held batch was not taken over');
+    stuckSink.down = false;
+    await eventually('the holder delivered its batch', () => stuckSink.counted.size === 10, 5000);
+    assert.equal(other.counted.size, 0);
+  });
+
+  it('on close with the key service down: events stay in Redis, the close succeeds, another instance delivers each once', async () => {
+    const sink = new CountingSink();
+    sink.down = true;
+    const { logger, lines } = capturingLogger();
+    const first = await newBuffer(sink, { logger, flushIntervalMs: 60_000 });
+    for (let i = 0; i < 25; i++) first.record(ORG_A, '/v1/api/keywords');
+    await first.close(1500);
+    assert.equal(
+      lines.find((line) => String(line.msg).includes('left in redis'))?.leftInRedis,
+      25,
+      'the log line gives the number left in Redis',
+    );
+    assert.equal(await streamLength(), 25);
+    // The batch it held is let go: it already looks abandoned, so the next instance to look takes it.
+    const pending = (await withClient(redis.port, (client) =>
+      client.xpending(USAGE_STREAM_KEY, USAGE_STREAM_GROUP, '-', '+', 100),
+    )) as Array<[string, string, number, number]>;
+    assert.equal(pending.length, 25);
+    for (const [, , idleMs] of pending) assert.ok(idleMs >= 5000, `idle ${idleMs} ms`);
+
+    const next = new CountingSink();
+    await newBuffer(next);
+    await eventually('the next instance delivered them', () => next.counted.size === 25, 5000);
+    assert.equal(next.duplicates, 0);
+  });
+
+  it('Redis down at shutdown: recorded calls go to the spool file, and an instance with Redis delivers them once', async () => {
+    const dir = await tempDir('usage-redis-spool-');
+    try {
+      const sink = new CountingSink();
+      const first = await newBuffer(sink, { persistIntervalMs: 60_000, spool: createUsageSpool(dir.path) });
+      for (let i = 0; i < 12; i++) first.record(ORG_A, '/v1/api/keywords');
+      await redis.kill();
+      await first.close(1500);
+      const files = await readdir(dir.path);
+      assert.equal(files.length, 1, 'one spool file');
+
+      await redis.restart();
+      for (const connection of connections.splice(0)) closeRedis(connection);
+      const next = await newBuffer(sink, { spool: createUsageSpool(dir.path) });
+      assert.equal(await next.deliverSpooled(), 12);
+      await eventually('the spooled events delivered', () => sink.counted.size === 12, 5000);
+      assert.equal(sink.duplicates, 0);
+      await until('the spool file deleted once stored in Redis', async () => (await readdir(dir.path)).length === 0);
+    } finally {
+      await dir.remove();
+    }
+  });
+
+  it('neither Redis nor the spool folder: the close rejects and one line gives the exact number lost', async () => {
+    const dir = await tempDir('usage-redis-nospool-');
+    try {
+      const notAFolder = join(dir.path, 'file');
+      await writeFile(notAFolder, 'x');
+      const { logger, lines } = capturingLogger();
+      const usage = await newBuffer(new CountingSink(), {
+        logger,
+        persistIntervalMs: 60_000,
+        spool: createUsageSpool(notAFolder),
+      });
+      for (let i = 0; i < 7; i++) usage.record(ORG_A, '/v1/api/keywords');
+      await redis.kill();
+      await assert.rejects(usage.close(1200), /usage events lost/);
+      const lost = lines.filter((line) => typeof line.lost === 'number');
+      assert.equal(lost.length, 1);
+      assert.equal(lost[0]?.lost, 7);
+    } finally {
+      await dir.remove();
+    }
+  });
+
+  it('refuses with 503 once the stream holds maxPending events', async () => {
+    const sink = new CountingSink();
+    sink.down = true;
+    const usage = await newBuffer(sink, { maxPending: 5, retryBaseMs: 10_000, retryMaxMs: 10_000 });
+    for (let i = 0; i < 4; i++) usage.record(ORG_A, '/v1/api/keywords');
+    usage.ensureRoom();
+    usage.record(ORG_A, '/v1/api/keywords');
+    await until('the five in Redis', async () => (await streamLength()) === 5);
+    await until('the backlog seen', async () => usage.pendingTotal() <= 5);
+    assert.throws(
+      () => usage.ensureRoom(),
+      (err: unknown) => err instanceof UpstreamError,
+    );
+  });
+
+  it('sweeps from the group the consumers of instances long gone that hold nothing', async () => {
+    await withClient(redis.port, async (client) => {
+      await client.xgroup('CREATE', USAGE_STREAM_KEY, USAGE_STREAM_GROUP, '0', 'MKSTREAM');
+      // An instance that read an entry, delivered it and stopped.
+      const id = (await client.xadd(USAGE_STREAM_KEY, '*', 'x', '1')) ?? '';
+      await client.xreadgroup('GROUP', USAGE_STREAM_GROUP, 'stopped', 'COUNT', 1, 'STREAMS', USAGE_STREAM_KEY, '>');
+      await client.xack(USAGE_STREAM_KEY, USAGE_STREAM_GROUP, id);
+      await client.xdel(USAGE_STREAM_KEY, id);
+    });
+    const stream = createUsageStream({ redis: await connect(), logger: silent });
+    const event = { id: 'e1', keyId: 'key_a', organizationId: 'org_a', route: '/v1/api/keywords', at: FIXED_AT };
+    await stream.append([event]);
+    assert.equal((await stream.readNew(10)).length, 1);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(await stream.forgetGoneConsumers(200), 1, 'the stopped one; not this one, which holds an entry');
+    const consumers = await withClient(redis.port, (client) =>
+      client.xinfo('CONSUMERS', USAGE_STREAM_KEY, USAGE_STREAM_GROUP),
+    );
+    assert.deepEqual(
+      (consumers as unknown[][]).map((consumer) => consumer[1]),
+      [stream.consumer],
+    );
+  });
+});
