@@ -24,7 +24,7 @@ export function handleRoute(
   const ttlSeconds = cache.ttlSeconds;
   const cacheControl = cacheControlField(ttlSeconds);
   return async (ctx, principal) => {
-    const request = route.prepare(ctx.query, services.now());
+    const request = route.prepare(ctx.querystring, () => ctx.query, services.now());
     const organizationId = principal.organizationId;
     // The organization leads the key: no two organizations can ever share an entry.
     const key = `${organizationId}\u0000${route.path}\u0000${JSON.stringify(request.params)}`;
