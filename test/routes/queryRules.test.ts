@@ -183,7 +183,11 @@ describe('the query reader, derived from the zod declarations', () => {
           }),
         );
         if (!usedValues) plain += 1;
-        assert.equal(fast, outcome(() => parseQuery(query, values())), querystring);
+        assert.equal(
+          fast,
+          outcome(() => parseQuery(query, values())),
+          querystring,
+        );
       }
       assert.ok(plain > 100, `only ${plain} query strings were read without the parsed values`);
     });
