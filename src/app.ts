@@ -60,8 +60,8 @@ export function createApp(services: Services): Koa<AppState> {
   const publicGets = new Map<string, (ctx: ParameterizedContext<AppState>) => Promise<void>>();
   const publicRoute = (route: PublicRoute) => {
     const answer = handleRoute(route, { ...services, metrics });
-    const limit = (ctx: ParameterizedContext<AppState>, organizationId: string) =>
-      takeFromLimit(ctx, limiter, organizationId, services.now().getTime(), metrics.limiterDecision);
+    const limit = (ctx: ParameterizedContext<AppState>, organizationId: string, now: Date) =>
+      takeFromLimit(ctx, limiter, organizationId, now.getTime(), metrics.limiterDecision);
     const serve = async (ctx: ParameterizedContext<AppState>): Promise<void> => {
       ctx.state.route = route.path;
       // Every answer here, refusals included, depends on the key presented.
@@ -73,12 +73,13 @@ export function createApp(services: Services): Koa<AppState> {
       let counted = false;
       try {
         // The local limiter decides synchronously: nothing to wait for, unless traced.
+        const now = services.now();
         const limited = tracingOn()
-          ? inSpan('limit', async () => limit(ctx, principal.organizationId))
-          : limit(ctx, principal.organizationId);
+          ? inSpan('limit', async () => limit(ctx, principal.organizationId, now))
+          : limit(ctx, principal.organizationId, now);
         if (limited !== undefined) await limited;
         usage.ensureRoom();
-        await answer(ctx, principal);
+        await answer(ctx, principal, now);
         // Every successful answer (200, or 304 for an unchanged one) counts once; failures never do.
         if (ctx.status === 200 || ctx.status === 304) {
           usage.record(principal, route.path);

@@ -112,7 +112,7 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
    * map lookup, not prom-client's label checks. Bounded: routes are patterns, Node's
    * parser knows a fixed set of methods, statuses are few.
    */
-  const httpTimers = new Map<string, { observe(value: number): void }>();
+  const httpTimers = new Map<string, Map<string, Map<number, { observe(value: number): void }>>>();
 
   let readLimiterAvailable: (() => boolean) | undefined;
   new Gauge({
@@ -147,11 +147,21 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   return {
     registry,
     httpRequest(route, method, status, seconds) {
-      const key = `${route} ${method} ${status}`;
-      let timer = httpTimers.get(key);
+      // Nested by label, so finding the child builds no key string.
+      let byMethod = httpTimers.get(route);
+      if (byMethod === undefined) {
+        byMethod = new Map();
+        httpTimers.set(route, byMethod);
+      }
+      let byStatus = byMethod.get(method);
+      if (byStatus === undefined) {
+        byStatus = new Map();
+        byMethod.set(method, byStatus);
+      }
+      let timer = byStatus.get(status);
       if (timer === undefined) {
         timer = httpSeconds.labels(route, method, String(status));
-        httpTimers.set(key, timer);
+        byStatus.set(status, timer);
       }
       timer.observe(seconds);
     },

@@ -9,7 +9,8 @@ import type { PublicRoute } from './publicRoute.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-export type AnswerRoute = (ctx: ParameterizedContext<AppState>, principal: Principal) => Promise<void>;
+/** `now`: the request's moment, as the limit took it (one clock reading per request). */
+export type AnswerRoute = (ctx: ParameterizedContext<AppState>, principal: Principal, now: Date) => Promise<void>;
 
 /**
  * parse → cache (scoped to the caller's organization) → load → send. Routes stay
@@ -17,13 +18,13 @@ export type AnswerRoute = (ctx: ParameterizedContext<AppState>, principal: Princ
  */
 export function handleRoute(
   route: PublicRoute,
-  services: Pick<Services, 'cache' | 'platform' | 'now' | 'metrics'>,
+  services: Pick<Services, 'cache' | 'platform' | 'metrics'>,
 ): AnswerRoute {
   const { cache, platform, metrics } = services;
   const ttlSeconds = cache.ttlSeconds;
   const cacheControl = cacheControlField(ttlSeconds);
-  return async (ctx, principal) => {
-    const request = route.prepare(ctx.querystring, () => ctx.query, services.now());
+  return async (ctx, principal, now) => {
+    const request = route.prepare(ctx.querystring, () => ctx.query, now);
     const organizationId = principal.organizationId;
     // The organization leads the key: no two organizations can ever share an entry.
     const key = `${organizationId}\u0000${route.path}\u0000${JSON.stringify(request.params)}`;

@@ -111,26 +111,35 @@ const PLAIN_QUERY = /^[A-Za-z0-9._~=&-]*$/;
  */
 export function queryReader<Q extends RouteQuery>(schema: Q): QueryReader<Q> {
   const full: QueryReader<Q> = (_querystring, values) => parseQuery(schema, values());
-  const rules = new Map<string, PlainRule>();
+  const names: string[] = [];
+  const rules: PlainRule[] = [];
   for (const [name, parameter] of Object.entries(schema.shape)) {
     const rule = plainRules.get(parameter);
     if (rule === undefined) return full;
-    rules.set(name, rule);
+    names.push(name);
+    rules.push(rule);
   }
   return (querystring, values) => {
     if (!PLAIN_QUERY.test(querystring)) return full(querystring, values);
-    const given = new Map<string, string>();
-    for (const pair of querystring.split('&')) {
+    // The raw value of each declared parameter, by its place in `names`.
+    const given: Array<string | undefined> = new Array(names.length).fill(undefined);
+    let start = 0;
+    while (start <= querystring.length) {
+      const end = querystring.indexOf('&', start);
+      const pair = querystring.slice(start, end < 0 ? querystring.length : end);
+      start = end < 0 ? querystring.length + 1 : end + 1;
       if (pair === '') continue;
       const at = pair.indexOf('=');
-      const name = at < 0 ? pair : pair.slice(0, at);
-      if (!rules.has(name)) continue;
-      if (given.has(name)) return full(querystring, values);
-      given.set(name, at < 0 ? '' : pair.slice(at + 1));
+      const index = names.indexOf(at < 0 ? pair : pair.slice(0, at));
+      if (index < 0) continue;
+      if (given[index] !== undefined) return full(querystring, values);
+      given[index] = at < 0 ? '' : pair.slice(at + 1);
     }
     const read: Record<string, string | number> = {};
-    for (const [name, rule] of rules) {
-      const raw = given.get(name);
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i] as string;
+      const rule = rules[i] as PlainRule;
+      const raw = given[i];
       if (rule.kind === 'lenient') {
         read[name] = lenientValue(raw, rule.max) ?? rule.fallback;
       } else {
