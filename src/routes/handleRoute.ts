@@ -4,14 +4,14 @@ import type { Principal } from '../auth/principal.js';
 import { answerLookup } from '../cache/answerKey.js';
 import { cacheControlField, cacheStatusField, matchesIfNoneMatch } from '../cache/cacheFields.js';
 import { ApiError, UpstreamError } from '../errors.js';
-import { CALLER_VARY } from '../http/securityHeaders.js';
 import type { Services } from '../services.js';
-import { inSpan } from '../telemetry/spans.js';
+import { inSpan, tracingOn } from '../telemetry/spans.js';
 import type { PublicRoute } from './publicRoute.js';
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 
-export type AnswerRoute = (ctx: ParameterizedContext<AppState>, principal: Principal) => Promise<void>;
+/** `now`: the request's moment, as the limit took it (one clock reading per request). */
+export type AnswerRoute = (ctx: ParameterizedContext<AppState>, principal: Principal, now: Date) => Promise<void>;
 
 /**
  * parse → cache (scoped to the caller's organization) → load → send. Routes stay
@@ -19,28 +19,30 @@ export type AnswerRoute = (ctx: ParameterizedContext<AppState>, principal: Princ
  */
 export function handleRoute(
   route: PublicRoute,
-  services: Pick<Services, 'cache' | 'platform' | 'now' | 'metrics'>,
+  services: Pick<Services, 'cache' | 'platform' | 'metrics'>,
 ): AnswerRoute {
   const { cache, platform, metrics } = services;
   const ttlSeconds = cache.ttlSeconds;
   const cacheControl = cacheControlField(ttlSeconds);
-  return async (ctx, principal) => {
-    const request = route.prepare(ctx.query, services.now());
+  return async (ctx, principal, now) => {
+    const request = route.prepare(ctx.querystring, () => ctx.query, now);
     const organizationId = principal.organizationId;
     // The organization leads the key: no two organizations can ever share an entry.
     const { key, site } = answerLookup(organizationId, route.path, request.params);
     const load = () => request.load({ platform, organizationId }).catch(asPlatformFailure);
-    const result = await inSpan('cache', async (span) => {
-      const found = await cache.get(key, load, site);
-      span.setAttribute('cache.result', found.status);
-      return found;
-    });
+    // Untraced, the lookup is awaited directly: no span to hold, no extra async step.
+    const result = tracingOn()
+      ? await inSpan('cache', async (span) => {
+          const found = await cache.get(key, load, site);
+          span.setAttribute('cache.result', found.status);
+          return found;
+        })
+      : await cache.get(key, load, site);
     metrics?.cacheLookup(result.status);
     const { answer } = result;
     const res = ctx.res;
     res.setHeader('ETag', answer.etag);
     res.setHeader('Cache-Control', cacheControl);
-    res.setHeader('Vary', CALLER_VARY);
     res.setHeader('Cache-Status', cacheStatusField(result, ttlSeconds));
     if (ttlSeconds > 0 && result.status !== 'miss') res.setHeader('Age', String(result.ageSeconds ?? 0));
     const ifNoneMatch = ctx.req.headers['if-none-match'];

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { PlatformClient } from '../platform/platformClient.js';
 import { documentedSchemas } from './documentedSchemas.js';
-import { parseQuery, type QueryValues, type RouteQuery } from './queryRules.js';
+import { type QueryValues, queryReader, type RouteQuery } from './queryRules.js';
 
 /** What a route's loader may use: the platform, scoped to the caller's organization. */
 export interface LoadContext {
@@ -46,8 +46,11 @@ export interface PublicRoute extends OperationText {
   readonly data: z.ZodType;
   /** The whole 200 body: `data` in the success envelope. */
   readonly envelope: z.ZodType;
-  /** Parses the query, throwing ApiError for bad input. Two requests that mean the same thing get equal params. */
-  prepare(query: QueryValues, now: Date): PreparedRequest;
+  /**
+   * Reads the query (the raw query string, and its parsed values when the string is not
+   * plain), throwing ApiError for bad input. Two requests that mean the same thing get equal params.
+   */
+  prepare(querystring: string, values: () => QueryValues, now: Date): PreparedRequest;
 }
 
 export function defineRoute<Q extends RouteQuery, D extends z.ZodType, P extends CacheParams>(
@@ -62,6 +65,7 @@ export function defineRoute<Q extends RouteQuery, D extends z.ZodType, P extends
     })
     .strict()
     .register(documentedSchemas, { id: `${operationId.replace(/^get/, '')}Envelope`, description: summary });
+  const readQuery = queryReader(query);
   return {
     path,
     operationId,
@@ -70,8 +74,8 @@ export function defineRoute<Q extends RouteQuery, D extends z.ZodType, P extends
     query,
     data,
     envelope,
-    prepare(raw, now) {
-      const params = route.params(parseQuery(query, raw), now);
+    prepare(querystring, values, now) {
+      const params = route.params(readQuery(querystring, values), now);
       return { params, load: (context) => route.load(context, params) };
     },
   };

@@ -13,6 +13,15 @@ const SITE_PROBLEMS = {
 
 type SiteProblem = keyof typeof SITE_PROBLEMS;
 
+/**
+ * How the query reader reads a parameter without zod, registered by the two rule builders
+ * below on the schema they return: the same functions their zod preprocess runs.
+ */
+type PlainRule =
+  | { readonly kind: 'site' }
+  | { readonly kind: 'lenient'; readonly fallback: number; readonly max: number };
+const plainRules = new WeakMap<z.ZodType, PlainRule>();
+
 function siteProblem(raw: unknown): SiteProblem | null {
   if (Array.isArray(raw)) return 'site_repeated';
   const site = typeof raw === 'string' ? raw.trim() : '';
@@ -24,18 +33,22 @@ function siteProblem(raw: unknown): SiteProblem | null {
  * `site`: required, given once, not blank, at most SITE_MAX_LENGTH characters; the
  * trimmed value is what the answer echoes. Each failure carries its own reason.
  */
-export const siteParameter = z
-  .preprocess((raw, ctx) => {
-    const problem = siteProblem(raw);
-    if (problem === null) return typeof raw === 'string' ? raw.trim() : raw;
-    ctx.addIssue({ code: 'custom', message: SITE_PROBLEMS[problem], params: { reason: problem } });
-    return z.NEVER;
-  }, z.string().min(1).max(SITE_MAX_LENGTH))
-  .meta({
-    description:
-      "The site's exact domain or its slug, given once. Missing, blank, repeated or too long → 400; no match in " +
-      'your organization → 404; a slug shared by several sites → 400 (retry with the exact domain).',
-  });
+export const siteParameter = withPlainRule({ kind: 'site' }, siteSchema());
+
+function siteSchema() {
+  return z
+    .preprocess((raw, ctx) => {
+      const problem = siteProblem(raw);
+      if (problem === null) return typeof raw === 'string' ? raw.trim() : raw;
+      ctx.addIssue({ code: 'custom', message: SITE_PROBLEMS[problem], params: { reason: problem } });
+      return z.NEVER;
+    }, z.string().min(1).max(SITE_MAX_LENGTH))
+    .meta({
+      description:
+        "The site's exact domain or its slug, given once. Missing, blank, repeated or too long → 400; no match in " +
+        'your organization → 404; a slug shared by several sites → 400 (retry with the exact domain).',
+    });
+}
 
 /**
  * The spec's lenient number: only plain decimal digits are read; 0, negative,
@@ -43,14 +56,21 @@ export const siteParameter = z
  * above the maximum means the maximum. An invalid value is never an error.
  */
 export function lenientPositiveInt(fallback: number, max: number, what: string) {
+  return withPlainRule({ kind: 'lenient', fallback, max }, lenientSchema(fallback, max, what));
+}
+
+/** A lenient number's value, or undefined for "the default". */
+function lenientValue(raw: unknown, max: number): number | undefined {
+  if (typeof raw !== 'string' || !/^[0-9]+$/.test(raw)) return undefined;
+  // Any number of digits is a valid (if huge) value and clamps; Number() of a long
+  // digit string is a large finite number or Infinity, both above any maximum.
+  const value = Number(raw);
+  return value < 1 ? undefined : Math.min(value, max);
+}
+
+function lenientSchema(fallback: number, max: number, what: string) {
   return z
-    .preprocess((raw) => {
-      if (typeof raw !== 'string' || !/^[0-9]+$/.test(raw)) return undefined;
-      // Any number of digits is a valid (if huge) value and clamps; Number() of a long
-      // digit string is a large finite number or Infinity, both above any maximum.
-      const value = Number(raw);
-      return value < 1 ? undefined : Math.min(value, max);
-    }, z.int().min(1).max(max).default(fallback))
+    .preprocess((raw) => lenientValue(raw, max), z.int().min(1).max(max).default(fallback))
     .meta({
       description:
         `${what} Default ${fallback}, maximum ${max}. Only a plain positive whole number of decimal digits is read; ` +
@@ -68,6 +88,67 @@ export function parseQuery<Q extends RouteQuery>(schema: Q, query: QueryValues):
   const issue = parsed.error.issues[0];
   const reason = issue?.code === 'custom' ? siteReason(issue.params?.reason) : 'site_missing';
   throw new ApiError('BAD_REQUEST', SITE_PROBLEMS[reason], { reason });
+}
+
+function withPlainRule<S extends z.ZodType>(rule: PlainRule, schema: S): S {
+  plainRules.set(schema, rule);
+  return schema;
+}
+
+/** Reads a route's query from the raw query string and, when it must, from the parsed values. */
+export type QueryReader<Q extends RouteQuery> = (querystring: string, values: () => QueryValues) => z.output<Q>;
+
+/** Names and values spelled without escapes, `+` or anything a decoder would change. */
+const PLAIN_QUERY = /^[A-Za-z0-9._~=&-]*$/;
+
+/**
+ * The route's query reader, derived from its zod declaration: a query string in plain
+ * characters that gives each declared parameter at most once and a usable `site` (the
+ * requests every client sends) is read by the very rules the schema's preprocess steps
+ * run, without zod's machinery; anything else (escapes, a repeated name, a refused `site`,
+ * a parameter without a registered rule) goes through parseQuery, which stays the
+ * definition. Unknown names are ignored, as the schema strips them.
+ */
+export function queryReader<Q extends RouteQuery>(schema: Q): QueryReader<Q> {
+  const full: QueryReader<Q> = (_querystring, values) => parseQuery(schema, values());
+  const names: string[] = [];
+  const rules: PlainRule[] = [];
+  for (const [name, parameter] of Object.entries(schema.shape)) {
+    const rule = plainRules.get(parameter);
+    if (rule === undefined) return full;
+    names.push(name);
+    rules.push(rule);
+  }
+  return (querystring, values) => {
+    if (!PLAIN_QUERY.test(querystring)) return full(querystring, values);
+    // The raw value of each declared parameter, by its place in `names`.
+    const given: Array<string | undefined> = new Array(names.length).fill(undefined);
+    let start = 0;
+    while (start <= querystring.length) {
+      const end = querystring.indexOf('&', start);
+      const pair = querystring.slice(start, end < 0 ? querystring.length : end);
+      start = end < 0 ? querystring.length + 1 : end + 1;
+      if (pair === '') continue;
+      const at = pair.indexOf('=');
+      const index = names.indexOf(at < 0 ? pair : pair.slice(0, at));
+      if (index < 0) continue;
+      if (given[index] !== undefined) return full(querystring, values);
+      given[index] = at < 0 ? '' : pair.slice(at + 1);
+    }
+    const read: Record<string, string | number> = {};
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i] as string;
+      const rule = rules[i] as PlainRule;
+      const raw = given[i];
+      if (rule.kind === 'lenient') {
+        read[name] = lenientValue(raw, rule.max) ?? rule.fallback;
+      } else {
+        if (raw === undefined || siteProblem(raw) !== null) return full(querystring, values);
+        read[name] = raw.trim();
+      }
+    }
+    return read as z.output<Q>;
+  };
 }
 
 function siteReason(reason: unknown): SiteProblem {

@@ -2,28 +2,42 @@ import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../appState.js';
 import { ApiError } from '../errors.js';
 import { rateLimitFields } from '../limits/rateLimitFields.js';
-import { LimiterUnavailable, type RequestLimiter } from '../limits/requestLimiter.js';
+import { type LimitDecision, LimiterUnavailable, type RequestLimiter } from '../limits/requestLimiter.js';
 import type { LimiterOutcome } from '../metrics/gatewayMetrics.js';
 
 /**
  * The request limit over HTTP: takes one request from the organization's allowance,
  * sets the RateLimit fields, and refuses with 429 beyond it, or 503 when the limit
- * cannot be enforced.
+ * cannot be enforced. Synchronous when the limiter decides synchronously (the local
+ * one): a promise only when there is something to wait for.
  */
-export async function takeFromLimit(
+export function takeFromLimit(
   ctx: ParameterizedContext<AppState>,
   limiter: RequestLimiter,
   organizationId: string,
   nowMs: number,
   onDecision?: (outcome: LimiterOutcome) => void,
-): Promise<void> {
-  let decision;
-  try {
-    decision = await limiter.take(organizationId, nowMs);
-  } catch (err: unknown) {
+): Promise<void> | undefined {
+  const refuse = (err: unknown): never => {
     onDecision?.('unavailable');
     throw err instanceof LimiterUnavailable ? limiterUnavailable(err) : err;
+  };
+  let decision: LimitDecision | Promise<LimitDecision>;
+  try {
+    decision = limiter.take(organizationId, nowMs);
+  } catch (err: unknown) {
+    return refuse(err);
   }
+  if ('then' in decision) return decision.then((taken) => apply(ctx, taken, onDecision), refuse);
+  apply(ctx, decision, onDecision);
+  return undefined;
+}
+
+function apply(
+  ctx: ParameterizedContext<AppState>,
+  decision: LimitDecision,
+  onDecision: ((outcome: LimiterOutcome) => void) | undefined,
+): void {
   onDecision?.(decision.allowed ? 'allowed' : 'limited');
   const fields = rateLimitFields(decision);
   ctx.res.setHeader('RateLimit-Policy', fields['RateLimit-Policy']);

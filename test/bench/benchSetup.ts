@@ -52,6 +52,11 @@ export interface BenchSetup {
    * to the bench's upstream process (which refuses them): what making and sending spans costs.
    */
   readonly gatewayTraced: BenchChild<GatewayReady>;
+  /**
+   * The production default built with the tracing helpers compiled out (noTracingSpans.ts):
+   * what the default gateway, whose tracing is off, pays for the hooks.
+   */
+  readonly gatewayUntraced: BenchChild<GatewayReady>;
   /** CACHE_TTL_SECONDS=0: every request is a platform call (cold). */
   readonly gatewayCold: BenchChild<GatewayReady>;
   /** Limiter on the bench's own redis-server; null when redis-server is missing. */
@@ -86,6 +91,9 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
     // First, so a failed build starts nothing.
     log('building the gateway with esbuild, as npm run build does…');
     const compiledGateway = await buildGateway(options.repo, join(options.repo, 'bench-results', 'build'));
+    const untracedGateway = await buildGateway(options.repo, join(options.repo, 'bench-results', 'build-untraced'), {
+      tracing: 'compiled-out',
+    });
     const dataDir = join(workDir, 'data');
     mkdirSync(dataDir, { recursive: true });
     log('starting the local platform and key service…');
@@ -122,14 +130,19 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
       LOCAL_DATA_DIR: dataDir,
       ...extra,
     });
-    const startGateway = async (name: string, extra: Record<string, string>, runtime: 'node' | 'tsx' = 'node') => {
+    const startGateway = async (
+      name: string,
+      extra: Record<string, string>,
+      runtime: 'node' | 'tsx' = 'node',
+      compiled = compiledGateway,
+    ) => {
       log(`starting gateway "${name}"…`);
       const logFile = join(workDir, `${name}.log`);
       const fd = openSync(logFile, 'a');
       openFds.push(fd);
       const child = await startBenchChild<GatewayReady>({
         name,
-        module: runtime === 'node' ? compiledGateway : './gatewayProcess.ts',
+        module: runtime === 'node' ? compiled : './gatewayProcess.ts',
         runtime,
         env: gatewayEnv(extra),
         stdout: fd,
@@ -145,6 +158,7 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
       OTEL_EXPORTER_OTLP_ENDPOINT: new URL(upstreams.ready.platform.url).origin,
       OTEL_TRACES_SAMPLER: 'always_on',
     });
+    const untraced = await startGateway('gateway-untraced', {}, 'node', untracedGateway);
     const cold = await startGateway('gateway-no-cache', { CACHE_TTL_SECONDS: '0' });
     const withRedis = redis ? await startGateway('gateway-redis', { REDIS_URL: redis.url }) : null;
     const throughTsx = options.withoutTsx ? null : await startGateway('gateway-tsx', {}, 'tsx');
@@ -192,6 +206,7 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
       gateway: main.child,
       gatewayWarnLogs: warnLogs.child,
       gatewayTraced: traced.child,
+      gatewayUntraced: untraced.child,
       gatewayCold: cold.child,
       gatewayRedis: withRedis?.child ?? null,
       gatewayTsx: throughTsx?.child ?? null,

@@ -36,6 +36,18 @@ describe('bench gateway build', () => {
     }
   });
 
+  it('can replace the tracing helpers with their no-op version, and only them', async () => {
+    await buildGateway(REPO, outDir);
+    const traced = readFileSync(join(outDir, 'src', 'telemetry', 'spans.js'), 'utf8');
+    const gateway = readFileSync(join(outDir, 'src', 'gateway.js'), 'utf8');
+    await buildGateway(REPO, outDir, { tracing: 'compiled-out' });
+    const untraced = readFileSync(join(outDir, 'src', 'telemetry', 'spans.js'), 'utf8');
+    assert.match(traced, /startActiveSpan/);
+    assert.doesNotMatch(untraced, /startActiveSpan/);
+    assert.match(untraced, /SAME_EXPORTS/);
+    assert.equal(readFileSync(join(outDir, 'src', 'gateway.js'), 'utf8'), gateway);
+  });
+
   it('starts from an empty output directory, so no stale module survives a build', async () => {
     await buildGateway(REPO, outDir);
     const stale = join(outDir, 'src', 'removed.js');

@@ -17,6 +17,8 @@ const figures: BenchFigures = {
     gatewayRedisToKoa: null,
     gatewayTsxToKoa: 0.7,
   },
+  gatewayOverKoaCpuMicros: 30,
+  tracingHooksCpuMicros: 0.4,
   redisLimiterExtraCpuMicros: null,
   calibration: [
     { workMicros: 10, toKoa: 0.62 },

@@ -25,6 +25,16 @@ export interface BenchFigures {
     readonly gatewayTsxToKoa: number | null;
   };
   /**
+   * Server CPU µs per warm request of the gateway minus bare Koa serving the same bytes
+   * (median of per-round differences): the gateway's own work per cache hit.
+   */
+  readonly gatewayOverKoaCpuMicros: number | null;
+  /**
+   * Server CPU µs per warm request of the gateway (tracing off) minus the same gateway built
+   * with the tracing helpers compiled out; null when that row was not run.
+   */
+  readonly tracingHooksCpuMicros: number | null;
+  /**
    * Server CPU µs per warm request of the Redis-limiter gateway minus the local-limiter
    * one (median of per-round differences); null when the Redis row was skipped.
    */
@@ -94,6 +104,25 @@ export function verdicts(f: BenchFigures): Verdict[] {
       measured: `${rps(f.warmRps.gateway)} = ${ratio(f.warmRatios.gatewayToKoa)} of Koa, ${ratio(f.warmRatios.gatewayToNode)} of node:http`,
       target: '≥ 0.75 of Koa',
       result: passOrMiss(f.warmRatios.gatewayToKoa >= 0.75),
+    },
+    f.gatewayOverKoaCpuMicros === null
+      ? {
+          figure: 'Gateway server CPU per warm request over bare Koa',
+          measured: 'not measured',
+          target: '≤ 25 µs',
+          result: 'SKIPPED',
+        }
+      : {
+          figure: 'Gateway server CPU per warm request over bare Koa',
+          measured: `${f.gatewayOverKoaCpuMicros.toFixed(0)} µs`,
+          target: '≤ 25 µs',
+          result: passOrMiss(f.gatewayOverKoaCpuMicros <= 25),
+        },
+    {
+      figure: 'Tracing off: server CPU per warm request over a build with tracing compiled out',
+      measured: f.tracingHooksCpuMicros === null ? 'not measured' : `${f.tracingHooksCpuMicros.toFixed(1)} µs`,
+      target: '',
+      result: f.tracingHooksCpuMicros === null ? 'SKIPPED' : '',
     },
     {
       figure: 'Warm req/s, gateway (local limiter, LOG_LEVEL=warn)',

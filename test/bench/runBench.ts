@@ -59,6 +59,7 @@ type TargetId =
   | 'gateway'
   | 'gateway-warn'
   | 'gateway-traced'
+  | 'gateway-untraced'
   | 'gateway-redis'
   | 'gateway-tsx'
   | 'cold-gateway'
@@ -144,6 +145,13 @@ function targetsOf(setup: BenchSetup): Target[] {
       'gateway warm (LOG_LEVEL=warn)',
       gw(setup.gatewayWarnLogs),
       setup.gatewayWarnLogs,
+      setup.authHeaders,
+    ),
+    warm(
+      'gateway-untraced',
+      'gateway warm (tracing compiled out)',
+      gw(setup.gatewayUntraced),
+      setup.gatewayUntraced,
       setup.authHeaders,
     ),
     warm(
@@ -394,6 +402,7 @@ async function main(): Promise<void> {
       setup.gateway,
       setup.gatewayWarnLogs,
       setup.gatewayTraced,
+      setup.gatewayUntraced,
       setup.gatewayCold,
       setup.gatewayRedis,
       setup.gatewayTsx,
@@ -501,6 +510,21 @@ async function main(): Promise<void> {
       log(`  ${target.label.padEnd(labelWidth)} ${figuresText}${rssText}`);
     }
 
+    // Per-round CPU differences, printed whatever --only ran: what the gateway adds over bare Koa
+    // (its own work per cache hit), and what the tracing hooks cost with tracing off.
+    const extraCpu = (a: TargetId, b: TargetId) =>
+      of(a).length > 0 && of(b).length > 0 ? optionalMedian(perRound(a, b, cpuDifference)) : null;
+    const overKoaCpuMicros = extraCpu('gateway', 'koa');
+    const tracingHooksCpuMicros = extraCpu('gateway', 'gateway-untraced');
+    if (overKoaCpuMicros !== null)
+      log(
+        `  gateway − bare Koa: ${overKoaCpuMicros.toFixed(1)} µs of server CPU per request (median of per-round differences)`,
+      );
+    if (tracingHooksCpuMicros !== null)
+      log(
+        `  gateway − gateway with tracing compiled out: ${tracingHooksCpuMicros.toFixed(1)} µs of server CPU per request (median of per-round differences)`,
+      );
+
     let figures: BenchFigures | null = null;
     if (complete) {
       const hasRedis = of('gateway-redis').length > 0;
@@ -521,6 +545,8 @@ async function main(): Promise<void> {
           gatewayRedisToKoa: hasRedis ? perRound('gateway-redis', 'koa', ratio) : null,
           gatewayTsxToKoa: hasTsx ? perRound('gateway-tsx', 'koa', ratio) : null,
         },
+        gatewayOverKoaCpuMicros: overKoaCpuMicros,
+        tracingHooksCpuMicros,
         redisLimiterExtraCpuMicros: hasRedis
           ? optionalMedian(perRound('gateway-redis', 'gateway', cpuDifference))
           : null,
@@ -576,6 +602,7 @@ async function main(): Promise<void> {
         setup.gateway,
         setup.gatewayWarnLogs,
         setup.gatewayTraced,
+        setup.gatewayUntraced,
         setup.gatewayCold,
         ...(setup.gatewayRedis ? [setup.gatewayRedis] : []),
         ...(setup.gatewayTsx ? [setup.gatewayTsx] : []),

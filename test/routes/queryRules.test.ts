@@ -4,7 +4,7 @@ import { aiVisibilityQuery } from '../../src/routes/aiVisibilityRoute.js';
 import { auditIssuesQuery } from '../../src/routes/auditIssuesRoute.js';
 import { keywordsQuery } from '../../src/routes/keywordsRoute.js';
 import { SITE_MAX_LENGTH } from '../../src/routes/payloadSchemas.js';
-import { parseQuery, type QueryValues, type RouteQuery } from '../../src/routes/queryRules.js';
+import { parseQuery, type QueryValues, queryReader, type RouteQuery } from '../../src/routes/queryRules.js';
 import { rankingsQuery } from '../../src/routes/rankingsRoute.js';
 
 /**
@@ -106,4 +106,96 @@ describe('query rules, over the zod declarations of the routes', () => {
       assert.equal('fields' in parsed, false);
     });
   }
+});
+
+/** What Koa's ctx.query makes of a query string (koa/lib/search-params.js): repeated names become arrays. */
+function koaQuery(querystring: string): QueryValues {
+  const params = new URLSearchParams(querystring);
+  const values: Record<string, string | string[]> = {};
+  for (const name of params.keys()) {
+    const all = params.getAll(name);
+    values[name] = all.length <= 1 ? (all[0] ?? '') : all;
+  }
+  return values;
+}
+
+/** What reading a query came to: its params in order, or the refusal's reason. */
+function outcome(read: () => unknown): string {
+  try {
+    return JSON.stringify(read());
+  } catch (err: unknown) {
+    if (err instanceof ApiError) return `refused ${err.reason}`;
+    throw err;
+  }
+}
+
+const NAMES = ['site', 'days', 'limit', 'other', '', 'Site', 'site%20', 'li%6Dit'];
+const RAW_VALUES = [
+  'acme.com',
+  'a.com',
+  '',
+  '5',
+  '007',
+  '0',
+  '-1',
+  '1e2',
+  '100000',
+  'a%20b',
+  'a+b',
+  '%20acme.com',
+  '%E2%80%83',
+  '%35',
+  'x'.repeat(SITE_MAX_LENGTH),
+  'x'.repeat(SITE_MAX_LENGTH + 1),
+  '~a_b-c.d',
+];
+
+/** A fixed pseudo-random sequence, so every run tries the same query strings. */
+function* queryStrings(count: number): Generator<string> {
+  let state = 7;
+  const next = (n: number) => {
+    state = (state * 1103515245 + 12345) % 2147483648;
+    return state % n;
+  };
+  for (let i = 0; i < count; i++) {
+    const pairs: string[] = [];
+    for (let p = next(5); p >= 0; p--) {
+      const name = NAMES[next(NAMES.length)] as string;
+      const value = RAW_VALUES[next(RAW_VALUES.length)] as string;
+      pairs.push(next(6) === 0 ? name : `${name}=${value}`);
+    }
+    yield pairs.join(next(8) === 0 ? '&&' : '&');
+  }
+}
+
+describe('the query reader, derived from the zod declarations', () => {
+  for (const [route, query] of QUERIES) {
+    it(`${route}: reads every query string exactly as parseQuery reads Koa's parsed values`, () => {
+      const read = queryReader(query);
+      let plain = 0;
+      for (const querystring of queryStrings(3000)) {
+        const values = () => koaQuery(querystring);
+        let usedValues = false;
+        const fast = outcome(() =>
+          read(querystring, () => {
+            usedValues = true;
+            return values();
+          }),
+        );
+        if (!usedValues) plain += 1;
+        assert.equal(
+          fast,
+          outcome(() => parseQuery(query, values())),
+          querystring,
+        );
+      }
+      assert.ok(plain > 100, `only ${plain} query strings were read without the parsed values`);
+    });
+  }
+
+  it('reads a plain query string without asking for the parsed values', () => {
+    const read = queryReader(rankingsQuery);
+    const params = read('site=acme.com&limit=500&days=0&utm=x', () => assert.fail('the parsed values were asked for'));
+    assert.deepEqual(params, { site: 'acme.com', days: 7, limit: 100 });
+  });
 });
