@@ -25,12 +25,16 @@ export function respondWithError(ctx: ParameterizedContext<AppState>, err: unkno
 }
 
 /**
- * A 503 that asks to come back later: something is busy (shed load), or the key service
+ * A 503 that asks to come back later: something is busy (shed load), the key service
  * cannot answer (authentication fails closed; its calls are counted by outcome in the
- * metrics and readiness says it is down). Neither is a fault of the gateway to trace.
+ * metrics and readiness says it is down), or the limiter's Redis cannot (the connection
+ * logs its own state once, readiness says it is down). None is a fault of the gateway to
+ * trace, and a stack per refused request would flood the log for the outage's length.
  */
 function refusesForNow(apiError: ApiError): boolean {
-  if (apiError.status !== 503 || !(apiError.cause instanceof UpstreamError)) return false;
+  if (apiError.status !== 503) return false;
+  if (apiError.reason === 'limiter_unavailable') return true;
+  if (!(apiError.cause instanceof UpstreamError)) return false;
   return apiError.cause.failure === 'throttled' || apiError.cause.upstream === 'key-service';
 }
 
