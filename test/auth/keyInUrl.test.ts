@@ -39,6 +39,8 @@ const KEY_IN_URL: ReadonlyArray<[string, string]> = [
   ['path segment fully escaped', `/v1/api/${pct(KEY)}`],
   ['beside a malformed escape', `/v1/api/keywords?site=example.com&k=%E0%A4%A${twice(KEY)}`],
   ['key-named parameter without a key', '/v1/api/keywords?site=example.com&api_key=anything'],
+  ['key-named parameter in capitals', '/v1/api/keywords?site=example.com&ACCESS_TOKEN=anything'],
+  ['key-named parameter with an escaped letter', '/v1/api/keywords?site=example.com&%61pikey=anything'],
 ];
 
 function call(url: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
