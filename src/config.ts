@@ -152,7 +152,7 @@ export interface Config {
   readonly localDataDir: string;
   /** The OpenAPI document's server URL, without a trailing slash; null: `/`. */
   readonly publicBaseUrl: string | null;
-  /** Where usage events undelivered at shutdown are kept for the next instance (without Redis). */
+  /** Where usage events undelivered at shutdown are kept for the next instance (when Redis cannot take them). */
   readonly usageSpoolDir: string;
   /** Proxies in front of the gateway that append to X-Forwarded-For; 0 trusts only the socket. */
   readonly trustedProxyHops: number;
