@@ -2,6 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { UpstreamError } from '../errors.js';
 import type { KeyEventStream, KeyServiceClient, KeyServiceEvent, Verification } from '../upstream/keyServiceClient.js';
+import { describe } from '../upstream/upstreamFailure.js';
 import type { ClaimOutcome, UsageLedger } from '../usage/usageLedger.js';
 import { authFailure } from './authFailures.js';
 import { presentedKeyText } from './credentials.js';
@@ -199,8 +200,9 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     const use = cached ? usability(cached) : 'unusable';
     if (cached && use === 'fresh') return Promise.resolve(cached);
     if (cached && use === 'stale') {
+      // The cached answer is served meanwhile: a line with the cause, no stack (an outage would repeat it).
       shared(inFlight, keyHash, 'refresh').catch((err: unknown) =>
-        logger.warn({ err }, 'background verification failed'),
+        logger.warn({ detail: describe(err) }, 'background verification failed'),
       );
       return Promise.resolve(cached);
     }

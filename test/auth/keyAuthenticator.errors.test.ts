@@ -132,6 +132,22 @@ describe('keyAuthenticator: refusals and key-service failures', () => {
       t.service.failure = new UpstreamError('key-service', 'timeout', 'verify: no answer in time');
       await assert.rejects(t.authenticator.authenticate(bearer(KEY)), (err: unknown) => err === t.service.failure);
     });
+
+    it('a background refresh that fails serves the cached answer and logs its cause in one line, no stack', async () => {
+      t.service.answer(KEY); // no ceiling: stale after the 60 s freshness, still served while refreshed
+      t.authenticator.start();
+      t.service.connect();
+      await t.authenticator.authenticate(bearer(KEY));
+      t.service.failure = new UpstreamError('key-service', 'unreachable', 'verify: connection refused');
+      t.nowMs += 61_000;
+      const principal = await t.authenticator.authenticate(bearer(KEY));
+      assert.equal(principal.organizationId, 'org_a');
+      await new Promise((resolve) => setImmediate(resolve));
+      const failed = t.logLines.filter((line) => line.includes('background verification failed'));
+      assert.equal(failed.length, 1);
+      assert.match(failed[0] ?? '', /connection refused/);
+      assert.doesNotMatch(failed[0] ?? '', /stack/);
+    });
   });
 
   describe('verification cache', () => {
