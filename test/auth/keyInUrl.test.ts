@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { get } from 'node:http';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { withFailedKeyBudget } from '../../src/auth/failedKeyBudget.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
@@ -54,6 +54,22 @@ function call(url: string, path: string, headers: Record<string, string>): Promi
   });
 }
 
+/** An authenticator over a key service that knows no key and records every hash it is asked. */
+function authenticatorKnowingNoKey(verified: string[], now: () => Date, logger: Logger) {
+  return createKeyAuthenticator({
+    keyService: {
+      verify: async (keyHash: string): Promise<Verification | null> => {
+        verified.push(keyHash);
+        return null;
+      },
+      followEvents: () => ({ isConnected: () => false, close: async () => {} }),
+    },
+    ledger: createUsageLedger(),
+    now,
+    logger,
+  });
+}
+
 describe('a key in the URL', () => {
   const written: string[] = [];
   const verified: string[] = [];
@@ -61,18 +77,7 @@ describe('a key in the URL', () => {
 
   before(async () => {
     const logger = pino({ level: 'info' }, { write: (line: string) => written.push(line) });
-    const authenticator = createKeyAuthenticator({
-      keyService: {
-        verify: async (keyHash: string): Promise<Verification | null> => {
-          verified.push(keyHash);
-          return null;
-        },
-        followEvents: () => ({ isConnected: () => false, close: async () => {} }),
-      },
-      ledger: createUsageLedger(),
-      now: () => FIXED_NOW,
-      logger,
-    });
+    const authenticator = authenticatorKnowingNoKey(verified, () => FIXED_NOW, logger);
     server = await listen(createApp(fakeServices({ logger, authenticator })));
   });
   after(async () => {
@@ -136,18 +141,7 @@ describe('a key in the URL beside an unknown header key', () => {
   before(async () => {
     const logger = pino({ level: 'silent' });
     // A key service that knows no key: every header key that reaches it is unknown.
-    const authenticator = createKeyAuthenticator({
-      keyService: {
-        verify: async (keyHash: string): Promise<Verification | null> => {
-          verified.push(keyHash);
-          return null;
-        },
-        followEvents: () => ({ isConnected: () => false, close: async () => {} }),
-      },
-      ledger: createUsageLedger(),
-      now: clock.now,
-      logger,
-    });
+    const authenticator = authenticatorKnowingNoKey(verified, clock.now, logger);
     const budgeted = withFailedKeyBudget(authenticator, {
       perMinute: BUDGET,
       hasSucceeded: () => false,
