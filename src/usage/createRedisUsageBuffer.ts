@@ -18,7 +18,7 @@ import type { UsageLedger } from './usageLedger.js';
 import { DEFAULT_MAX_PENDING } from './usageRecorder.js';
 import type { UsageSpool } from './usageSpool.js';
 import type { UsageStream } from './usageStream.js';
-import type { StoredEvent } from './usageStreamEntry.js';
+import type { StoredRound } from './usageStreamEntry.js';
 
 export interface RedisUsageBufferOptions {
   readonly sink: UsageSink;
@@ -54,6 +54,11 @@ export interface RedisUsageBufferOptions {
 
 /** Appends per round: a backlog (Redis was away) goes in pieces. */
 const MAX_APPEND = 1000;
+/**
+ * Entries read at once: at one entry per 25 ms round, a few seconds of one instance's
+ * rounds; a full read is followed by another at once.
+ */
+const ENTRIES_PER_READ = 100;
 /** Between tries to write to a Redis that refused, and between reads of one that failed. */
 const REDIS_RETRY_MS = 250;
 /** How often entries held by a consumer that stopped renewing them are looked for. */
@@ -96,7 +101,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
 
   /** Recorded (or taken from a spool), not yet in Redis. */
   const unpersisted: Array<RecordedCall | UsageEvent> = [];
-  /** The stream's length as last seen: every instance's events waiting there. */
+  /** The stream's events as last seen: every instance's events waiting there. */
   let storedLength = 0;
   let persisting: Promise<void> | null = null;
   /** Calls of the round on its way to Redis: out of the array, not yet in storedLength. */
@@ -104,8 +109,13 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
   let persistTimer: NodeJS.Timeout | null = null;
   let redisRefused = false;
 
-  /** Entries this instance read and is delivering (or will retry). */
-  let held: StoredEvent[] | null = null;
+  /** Entries this instance read and is delivering (or will retry), and their events. */
+  let held: StoredRound[] | null = null;
+  let heldEvents = 0;
+  /** The entries at the front of `held` in the call to the key service being made (or retried). */
+  let batch: StoredRound[] | null = null;
+  /** Whether the last read filled up: more may wait. */
+  let readFull = false;
   let keepTimer: NodeJS.Timeout | null = null;
   let delivering = false;
   let deliverTimer: { handle: NodeJS.Timeout; backoff: boolean } | null = null;
@@ -117,7 +127,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
 
   let closing = false;
   let stopped = false;
-  /** While closing: entries still to deliver before the closer may stop (the stream's length when it began). */
+  /** While closing: events still to deliver before the closer may stop (the stream's count when it began). */
   let closingBudget = 0;
   const idleWaiters: Array<() => void> = [];
 
@@ -162,7 +172,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
       appending = events.length;
       let stored = false;
       try {
-        storedLength = await stream.append(events);
+        storedLength = await stream.append(events, batchSize);
         stored = true;
       } catch (err: unknown) {
         redisFailed(err, 'store usage events');
@@ -216,25 +226,29 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
     scheduleDeliver(0, false);
   };
 
-  const hold = (entries: StoredEvent[]): void => {
+  const hold = (entries: StoredRound[]): void => {
     held = entries;
-    const ids = entries.map((entry) => entry.entryId);
+    heldEvents = eventCount(entries);
     keepTimer = setInterval(() => {
-      stream.keep(ids).catch((err: unknown) => logger.debug({ err }, 'usage: could not renew held entries'));
+      stream
+        .keep((held ?? []).map((entry) => entry.entryId))
+        .catch((err: unknown) => logger.debug({ err }, 'usage: could not renew held entries'));
     }, keepEveryMs);
     keepTimer.unref();
   };
 
-  const release = (): StoredEvent[] => {
+  const release = (): StoredRound[] => {
     const entries = held ?? [];
     held = null;
+    heldEvents = 0;
+    batch = null;
     if (keepTimer) clearInterval(keepTimer);
     keepTimer = null;
     return entries;
   };
 
   /** Entries to deliver next: some a dead instance held, when it is time to look, else new ones. */
-  const nextEntries = async (): Promise<StoredEvent[]> => {
+  const nextEntries = async (): Promise<StoredRound[]> => {
     const at = Date.now();
     if (at - lastSweepAt >= CONSUMER_SWEEP_MS) {
       lastSweepAt = at;
@@ -244,26 +258,61 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
     }
     if (at - lastClaimAt >= CLAIM_EVERY_MS) {
       lastClaimAt = at;
-      const claimed = await stream.claimIdle(claimIdleMs, batchSize);
+      const claimed = await stream.claimIdle(claimIdleMs, ENTRIES_PER_READ);
       if (claimed.length > 0) {
-        logger.info({ events: claimed.length }, 'usage events another instance held unsent: delivering');
+        logger.info({ events: eventCount(claimed) }, 'usage events another instance held unsent: delivering');
         return claimed;
       }
     }
-    return stream.readNew(batchSize);
+    return stream.readNew(ENTRIES_PER_READ);
+  };
+
+  /** The entries at the front of `held` that one call takes: whole entries up to batchSize events, at least one. */
+  const nextBatch = (entries: readonly StoredRound[]): StoredRound[] => {
+    const taken: StoredRound[] = [];
+    let events = 0;
+    for (const entry of entries) {
+      if (taken.length > 0 && events + entry.events.length > batchSize) break;
+      taken.push(entry);
+      events += entry.events.length;
+    }
+    return taken;
   };
 
   /** Out of the stream once taken (or refused for good); a removal that fails means a harmless resend. */
-  const settleHeld = async (step: 'acknowledged' | 'dropped'): Promise<void> => {
-    const entries = release();
-    const events = entries.map((entry) => entry.event);
+  const settleBatch = async (step: 'acknowledged' | 'dropped'): Promise<void> => {
+    const entries = batch ?? [];
+    batch = null;
+    const events = entries.flatMap((entry) => entry.events);
+    const rest = (held ?? []).slice(entries.length);
+    if (rest.length === 0) release();
+    else {
+      held = rest;
+      heldEvents -= events.length;
+    }
     tellLedger(events, step);
     if (step === 'acknowledged') options.onFlushed?.(events.length);
     try {
-      await stream.remove(entries.map((entry) => entry.entryId));
-      storedLength = Math.max(0, storedLength - entries.length);
+      storedLength = await stream.remove(entries.map((entry) => entry.entryId));
     } catch (err: unknown) {
-      logger.warn({ err, events: entries.length }, 'delivered usage events not removed from redis: may be sent again');
+      logger.warn({ err, events: events.length }, 'delivered usage events not removed from redis: may be sent again');
+    }
+  };
+
+  /** One call to the key service per batchSize events: an entry another instance wrote larger goes in pieces. */
+  const send = async (events: readonly UsageEvent[]): Promise<void> => {
+    for (let start = 0; start < events.length; start += batchSize) {
+      const piece = events.slice(start, start + batchSize);
+      const receipt = await inSpan('usage.flush', () => sink.recordUsage(piece), {
+        root: true,
+        attributes: { 'usage.events': piece.length },
+      });
+      if (receipt.accepted + receipt.duplicates !== piece.length) {
+        logger.warn(
+          { sent: piece.length, accepted: receipt.accepted, duplicates: receipt.duplicates },
+          'usage receipt does not add up to the batch sent',
+        );
+      }
     }
   };
 
@@ -272,7 +321,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
     while (!stopped) {
       if (held === null) {
         if (closing && closingBudget <= 0) return null;
-        let entries: StoredEvent[];
+        let entries: StoredRound[];
         try {
           entries = await nextEntries();
         } catch (err: unknown) {
@@ -284,33 +333,27 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
           if (closing) closingBudget = 0;
           return null;
         }
+        readFull = entries.length >= ENTRIES_PER_READ;
         hold(entries);
         hurry = false;
+      }
+      if (batch === null) {
+        batch = nextBatch(held ?? []);
         tellLedger(
-          entries.map((entry) => entry.event),
+          batch.flatMap((entry) => entry.events),
           'sending',
         );
       }
-      const current = held ?? [];
-      const events = current.map((entry) => entry.event);
+      const events = batch.flatMap((entry) => entry.events);
       try {
-        const receipt = await inSpan('usage.flush', () => sink.recordUsage(events), {
-          root: true,
-          attributes: { 'usage.events': events.length },
-        });
-        if (receipt.accepted + receipt.duplicates !== events.length) {
-          logger.warn(
-            { sent: events.length, accepted: receipt.accepted, duplicates: receipt.duplicates },
-            'usage receipt does not add up to the batch sent',
-          );
-        }
+        await send(events);
       } catch (err: unknown) {
         if (isRejection(err)) {
           logger.error(
             { err, dropped: events.length, organizations: countByOrganization(events) },
             'usage batch refused by the key service as malformed: dropped, these calls are not counted',
           );
-          await settleHeld('dropped');
+          await settleBatch('dropped');
           continue;
         }
         failures += 1;
@@ -328,9 +371,9 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
         return { delayMs, backoff: true };
       }
       failures = 0;
-      await settleHeld('acknowledged');
+      await settleBatch('acknowledged');
       if (closing) closingBudget -= events.length;
-      else if (!hurry && events.length < batchSize) return null;
+      else if (held === null && !hurry && !readFull) return null;
     }
     return null;
   };
@@ -415,7 +458,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
     },
 
     pendingTotal(): number {
-      return unpersisted.length + appending + (held?.length ?? 0);
+      return unpersisted.length + appending + heldEvents;
     },
 
     async deliverSpooled(): Promise<number> {
@@ -475,6 +518,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
       persistTimer = null;
       deliverTimer = null;
       const stillHeld = release();
+      const stillHeldEvents = eventCount(stillHeld);
       // Another instance takes them at its next look instead of waiting for them to look abandoned.
       await stream
         .letGo(
@@ -482,7 +526,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
           claimIdleMs,
         )
         .catch((err: unknown) => logger.debug({ err }, 'usage: held entries not let go (taken over later)'));
-      const leftInRedis = Math.max(stillHeld.length, closingBudget);
+      const leftInRedis = Math.max(stillHeldEvents, closingBudget);
       if (leftInRedis > 0 && unpersisted.length === 0) {
         logger.warn(
           { leftInRedis },
@@ -492,4 +536,10 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
       await keepUnpersisted();
     },
   };
+}
+
+function eventCount(entries: readonly StoredRound[]): number {
+  let events = 0;
+  for (const entry of entries) events += entry.events.length;
+  return events;
 }

@@ -8,8 +8,14 @@ import { closeRedis, connectRedis, type RedisConnection } from '../../src/redis/
 import { createRedisUsageBuffer, type RedisUsageBufferOptions } from '../../src/usage/createRedisUsageBuffer.js';
 import type { UsageBuffer } from '../../src/usage/createUsageBuffer.js';
 import type { UsageEvent, UsageSink } from '../../src/usage/usageEvent.js';
+import type { UsageLedger } from '../../src/usage/usageLedger.js';
 import { createUsageSpool } from '../../src/usage/usageSpool.js';
-import { createUsageStream, USAGE_STREAM_GROUP, USAGE_STREAM_KEY } from '../../src/usage/usageStream.js';
+import {
+  createUsageStream,
+  USAGE_STREAM_GROUP,
+  USAGE_STREAM_KEY,
+  usageWaitingKey,
+} from '../../src/usage/usageStream.js';
 import { eventually } from '../support/eventually.js';
 import { type RedisServer, skipWithoutRedis, startRedisServer } from '../support/redisServer.js';
 import { withClient } from '../support/redisTopology.js';
@@ -38,6 +44,36 @@ class CountingSink implements UsageSink {
     return { accepted, duplicates: events.length - accepted };
   }
 }
+
+/** A ledger that only notes what the buffer tells it, per step and organization. */
+function notingLedger() {
+  const told: Record<'sending' | 'acknowledged' | 'dropped', Record<string, number>> = {
+    sending: {},
+    acknowledged: {},
+    dropped: {},
+  };
+  const note = (step: keyof typeof told) => (organizationId: string, calls: number) => {
+    told[step][organizationId] = (told[step][organizationId] ?? 0) + calls;
+  };
+  const unused = (): never => {
+    throw new Error('not used by the buffer');
+  };
+  const ledger: UsageLedger = {
+    claim: unused,
+    headroom: unused,
+    openSnapshot: unused,
+    adopted: unused,
+    sending: note('sending'),
+    acknowledged: note('acknowledged'),
+    dropped: note('dropped'),
+    isNearCeiling: () => false,
+    settled: unused,
+    close: async () => undefined,
+  };
+  return { ledger, told };
+}
+
+const ORG_B: Principal = { organizationId: 'org_b', keyId: 'key_b', keyPrefix: 'atl_bbbbbbbb' };
 
 /** Like eventually, for a condition that asks Redis. */
 async function until(what: string, check: () => Promise<boolean>, withinMs = 5000): Promise<void> {
@@ -84,7 +120,14 @@ describe('usage buffer on Redis (real redis-server)', () => {
     buffers.push(buffer);
     return buffer;
   };
-  const streamLength = () => withClient(redis.port, (client) => client.xlen(USAGE_STREAM_KEY));
+  /** Events in the stream, as the scripts count them. */
+  const streamLength = async () =>
+    Number(await withClient(redis.port, (client) => client.get(usageWaitingKey(USAGE_STREAM_KEY))));
+  /** Entries in the stream: one per round written. */
+  const streamEntries = () => withClient(redis.port, (client) => client.xlen(USAGE_STREAM_KEY));
+  /** Entries some consumer holds. */
+  const pendingEntries = async () =>
+    Number((await withClient(redis.port, (client) => client.xpending(USAGE_STREAM_KEY, USAGE_STREAM_GROUP)))[0]);
 
   before(async function () {
     skipWithoutRedis(this);
@@ -99,7 +142,7 @@ describe('usage buffer on Redis (real redis-server)', () => {
     if (redis) await redis.restart();
   });
 
-  it('writes recorded calls to the stream within the persist interval, then delivers each once and removes it', async () => {
+  it('writes recorded calls to the stream within the persist interval as one entry, then delivers each once and removes it', async () => {
     const sink = new CountingSink();
     sink.down = true;
     const usage = await newBuffer(sink, { flushIntervalMs: 100 });
@@ -107,13 +150,15 @@ describe('usage buffer on Redis (real redis-server)', () => {
     // In Redis before any delivery succeeded: a process killed now loses none of them.
     await eventually('a delivery tried', () => sink.calls > 0, 2000);
     assert.equal(await streamLength(), 30);
+    assert.equal(await streamEntries(), 1, 'one entry for the round');
     const [entry] = await withClient(redis.port, (client) => client.xrange(USAGE_STREAM_KEY, '-', '+', 'COUNT', 1));
     const fields = entry?.[1] ?? [];
     assert.deepEqual(
       fields.filter((_value, i) => i % 2 === 0),
-      ['i', 'k', 'o', 'r', 't'],
-      'five short fields per entry',
+      ['n', 'e'],
+      'the event count and the packed events',
     );
+    assert.equal(fields[1], '30');
 
     sink.down = false;
     await eventually('30 events counted', () => sink.counted.size === 30, 5000);
@@ -134,8 +179,8 @@ describe('usage buffer on Redis (real redis-server)', () => {
     for (let i = 0; i < 40; i++) dying.record(ORG_A, '/v1/api/rankings');
     // The dying instance reads them (they are pending on it) and cannot deliver them.
     await eventually('the dying instance tried to deliver', () => deadSink.calls > 0, 3000);
-    const pendingOnDying = await withClient(redis.port, (client) => client.xpending(USAGE_STREAM_KEY, 'gateway-usage'));
-    assert.equal(pendingOnDying[0], 40, 'all 40 held by the dying instance');
+    await until('all 40 in Redis', async () => (await streamLength()) === 40);
+    assert.equal(await pendingEntries(), await streamEntries(), 'every entry held by the dying instance');
     // Killed: its connection goes, nothing renews its hold any more.
     for (const connection of connections.splice(0)) closeRedis(connection);
     await dying.close(0);
@@ -180,7 +225,8 @@ describe('usage buffer on Redis (real redis-server)', () => {
     const pending = (await withClient(redis.port, (client) =>
       client.xpending(USAGE_STREAM_KEY, USAGE_STREAM_GROUP, '-', '+', 100),
     )) as Array<[string, string, number, number]>;
-    assert.equal(pending.length, 25);
+    assert.ok(pending.length > 0);
+    assert.equal(pending.length, await streamEntries(), 'every entry');
     for (const [, , idleMs] of pending) assert.ok(idleMs >= 5000, `idle ${idleMs} ms`);
 
     const next = new CountingSink();
@@ -249,6 +295,82 @@ describe('usage buffer on Redis (real redis-server)', () => {
     );
   });
 
+  it('a backlog of many rounds goes out in calls of whole entries up to the batch size; the ledger hears every event once', async () => {
+    const sink = new CountingSink();
+    sink.down = true;
+    const sizes: number[] = [];
+    const sizing: UsageSink = {
+      recordUsage: (events) => {
+        if (!sink.down) sizes.push(events.length);
+        return sink.recordUsage(events);
+      },
+    };
+    const { ledger, told } = notingLedger();
+    const usage = await newBuffer(sizing, { batchSize: 10, ledger, retryBaseMs: 50, retryMaxMs: 50 });
+    // Four rounds of 7 (4 of org_a, 3 of org_b), each written before the next is recorded: four entries.
+    for (let round = 1; round <= 4; round++) {
+      for (let i = 0; i < 7; i++) usage.record(i < 4 ? ORG_A : ORG_B, '/v1/api/keywords');
+      await until(`round ${round} in Redis`, async () => (await streamLength()) === 7 * round);
+    }
+    assert.equal(await streamEntries(), 4);
+    sink.down = false;
+    await eventually('28 events counted', () => sink.counted.size === 28, 5000);
+    await until('the stream emptied', async () => (await streamLength()) === 0 && (await streamEntries()) === 0);
+    assert.deepEqual(sizes, [7, 7, 7, 7], 'two entries would be 14, over the batch size: one entry per call');
+    assert.equal(sink.duplicates, 0);
+    assert.deepEqual(told.sending, { org_a: 16, org_b: 12 });
+    assert.deepEqual(told.acknowledged, { org_a: 16, org_b: 12 });
+    assert.deepEqual(told.dropped, {});
+  });
+
+  it('an entry larger than this instance takes in one call (another instance wrote it) goes out in pieces', async () => {
+    const writer = createUsageStream({ redis: await connect(), logger: silent });
+    const events = Array.from({ length: 25 }, (_unused, i) => ({
+      id: `e${i}`,
+      keyId: 'key_a',
+      organizationId: 'org_a',
+      route: '/v1/api/keywords',
+      at: FIXED_AT,
+    }));
+    assert.equal(await writer.append(events, 1000), 25);
+    const sizes: number[] = [];
+    const sink = new CountingSink();
+    await newBuffer(
+      {
+        recordUsage: (batch) => {
+          sizes.push(batch.length);
+          return sink.recordUsage(batch);
+        },
+      },
+      { batchSize: 10 },
+    );
+    await eventually('25 events counted', () => sink.counted.size === 25, 5000);
+    await until('the stream emptied', async () => (await streamLength()) === 0);
+    assert.deepEqual(sizes, [10, 10, 5]);
+    assert.deepEqual(sink.counted.get('e3')?.at, FIXED_AT);
+  });
+
+  it('counts the events of an entry removed twice once', async () => {
+    const stream = createUsageStream({ redis: await connect(), logger: silent });
+    const event = (id: string) => ({
+      id,
+      keyId: 'key_a',
+      organizationId: 'org_a',
+      route: '/v1/api/keywords',
+      at: FIXED_AT,
+    });
+    await stream.append([event('a1'), event('a2'), event('a3')], 1000);
+    assert.equal(await stream.append([event('b1'), event('b2')], 1000), 5);
+    const [first] = await stream.readNew(10);
+    assert.deepEqual(
+      first?.events.map((e) => e.id),
+      ['a1', 'a2', 'a3'],
+    );
+    assert.equal(await stream.remove([first?.entryId ?? '']), 2);
+    assert.equal(await stream.remove([first?.entryId ?? '']), 2, 'a second removal takes nothing more');
+    assert.equal(await stream.length(), 2);
+  });
+
   it('sweeps from the group the consumers of instances long gone that hold nothing', async () => {
     await withClient(redis.port, async (client) => {
       await client.xgroup('CREATE', USAGE_STREAM_KEY, USAGE_STREAM_GROUP, '0', 'MKSTREAM');
@@ -260,7 +382,7 @@ describe('usage buffer on Redis (real redis-server)', () => {
     });
     const stream = createUsageStream({ redis: await connect(), logger: silent });
     const event = { id: 'e1', keyId: 'key_a', organizationId: 'org_a', route: '/v1/api/keywords', at: FIXED_AT };
-    await stream.append([event]);
+    await stream.append([event], 1000);
     assert.equal((await stream.readNew(10)).length, 1);
     await new Promise((resolve) => setTimeout(resolve, 300));
     assert.equal(await stream.forgetGoneConsumers(200), 1, 'the stopped one; not this one, which holds an entry');

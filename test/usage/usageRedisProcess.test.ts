@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { seedPlatformData } from '../../src/local/seedData.js';
-import { USAGE_STREAM_GROUP, USAGE_STREAM_KEY } from '../../src/usage/usageStream.js';
+import { USAGE_STREAM_GROUP, USAGE_STREAM_KEY, usageWaitingKey } from '../../src/usage/usageStream.js';
 import { type HeldPlatform, startHeldPlatform } from '../e2e/heldPlatform.js';
 import { childEnvironment } from '../support/childEnvironment.js';
 import { eventually } from '../support/eventually.js';
@@ -101,7 +101,9 @@ describe('usage through Redis across gateway processes: kills, shutdowns, takeov
     return ok;
   };
   const counted = () => keyService.usageEvents.length;
-  const streamLength = () => withClient(redis.port, (client) => client.xlen(USAGE_STREAM_KEY));
+  /** Events in the stream, as the scripts count them. */
+  const streamLength = async () =>
+    Number(await withClient(redis.port, (client) => client.get(usageWaitingKey(USAGE_STREAM_KEY))));
   /** Like eventually, for a condition that asks Redis; within the delivery promise unless told. */
   const until = async (what: string, check: () => Promise<boolean>, withinMs = DELIVERED_WITHIN_MS) => {
     const deadline = Date.now() + withinMs;
@@ -110,6 +112,7 @@ describe('usage through Redis across gateway processes: kills, shutdowns, takeov
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
   };
+  /** Entries some instance holds. */
   const pendingInRedis = async (): Promise<number> =>
     Number((await withClient(redis.port, (client) => client.xpending(USAGE_STREAM_KEY, USAGE_STREAM_GROUP)))[0]);
   const logLines = (instance: Instance) =>

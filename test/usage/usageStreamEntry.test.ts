@@ -2,10 +2,12 @@ import assert from 'node:assert/strict';
 import type { UsageEvent } from '../../src/usage/usageEvent.js';
 import {
   autoClaimReply,
-  entryFields,
-  eventOfFields,
+  entryValues,
+  eventsOfFields,
   goneConsumers,
+  packEvents,
   readGroupEntries,
+  unpackEvents,
 } from '../../src/usage/usageStreamEntry.js';
 
 const EVENT: UsageEvent = {
@@ -16,10 +18,68 @@ const EVENT: UsageEvent = {
   at: '2026-11-21T12:00:00.123Z',
 };
 
+/** A round of `count` events: two principals and two routes taking turns, a millisecond apart. */
+function round(count: number): UsageEvent[] {
+  return Array.from({ length: count }, (_unused, i) => ({
+    id: `${EVENT.id.slice(0, -4)}${String(i).padStart(4, '0')}`,
+    keyId: i % 2 === 0 ? 'key_1' : 'key_2',
+    organizationId: i % 2 === 0 ? 'org_a' : 'org_b',
+    route: i % 3 === 0 ? '/v1/api/keywords' : '/v1/api/rankings',
+    at: new Date(Date.parse(EVENT.at) + i).toISOString(),
+  }));
+}
+
+/** An entry's fields as Redis hands them back, from what the append script is given. */
+function fieldsOf(count: string, packed: string): string[] {
+  return ['n', count, 'e', packed];
+}
+
 describe('usage events as stream entries', () => {
-  it('round-trips an event through its five fields, the time as epoch milliseconds', () => {
-    const fields = entryFields(EVENT);
-    assert.deepEqual(fields, [
+  it('round-trips a round of events through one packed field, each principal listed once', () => {
+    const events = round(50);
+    const packed = packEvents(events);
+    assert.deepEqual(unpackEvents(packed), events);
+    const [, principals] = JSON.parse(packed) as [number, unknown[]];
+    assert.equal(principals.length, 4, 'two keys by two routes');
+  });
+
+  it('keeps a time that is not one (a spooled event) as its text', () => {
+    const odd = { ...EVENT, at: 'yesterday' };
+    assert.deepEqual(unpackEvents(packEvents([EVENT, odd])), [EVENT, odd]);
+  });
+
+  it('splits a round into entries of at most the given size, each with its event count', () => {
+    const events = round(25);
+    const values = entryValues(events, 10);
+    assert.deepEqual(
+      values.filter((_value, i) => i % 2 === 0),
+      ['10', '10', '5'],
+    );
+    const back = values
+      .filter((_value, i) => i % 2 === 1)
+      .flatMap((packed) => eventsOfFields(fieldsOf('0', packed)) ?? []);
+    assert.deepEqual(back, events);
+  });
+
+  it('finds no events in a packed field that is not one', () => {
+    const [, packed = ''] = entryValues([EVENT], 10);
+    const parsed = JSON.parse(packed) as [number, unknown[], unknown[]];
+    for (const broken of [
+      'not json',
+      '[]',
+      JSON.stringify([parsed[0], parsed[1], parsed[2].slice(0, 2)]),
+      JSON.stringify([parsed[0], [], parsed[2]]),
+      JSON.stringify([parsed[0], parsed[1], [EVENT.id, 0, null]]),
+      JSON.stringify([parsed[0], parsed[1], []]),
+    ]) {
+      assert.equal(unpackEvents(broken), null, broken);
+    }
+    assert.equal(eventsOfFields(null), null);
+    assert.equal(eventsOfFields(['x', 'y']), null);
+  });
+
+  it('still reads an entry written one per event (i k o r t)', () => {
+    const fields = [
       'i',
       EVENT.id,
       'k',
@@ -30,34 +90,30 @@ describe('usage events as stream entries', () => {
       '/v1/api/keywords',
       't',
       String(Date.parse(EVENT.at)),
-    ]);
-    assert.deepEqual(eventOfFields(fields), EVENT);
-  });
-
-  it('finds no event in an entry that lacks a field or carries a time that is not one', () => {
-    const fields = entryFields(EVENT);
-    assert.equal(eventOfFields(fields.slice(0, 8)), null);
-    assert.equal(eventOfFields([...fields.slice(0, 9), 'soon']), null);
-    assert.equal(eventOfFields(null), null);
+    ];
+    assert.deepEqual(eventsOfFields(fields), [EVENT]);
+    assert.equal(eventsOfFields([...fields.slice(0, 9), 'soon']), null);
   });
 
   it('reads XREADGROUP replies in both shapes, and names the entries that hold no event', () => {
+    const [count = '', packed = ''] = entryValues([EVENT], 10);
     const entries = [
-      ['1-0', entryFields(EVENT)],
+      ['1-0', fieldsOf(count, packed)],
       ['2-0', ['x', 'y']],
     ];
     for (const reply of [[['stream', entries]], ['stream', entries]]) {
       const read = readGroupEntries(reply);
-      assert.deepEqual(read.events, [{ entryId: '1-0', event: EVENT }]);
+      assert.deepEqual(read.rounds, [{ entryId: '1-0', events: [EVENT] }]);
       assert.deepEqual(read.malformed, ['2-0']);
     }
-    assert.deepEqual(readGroupEntries(null), { events: [], malformed: [] });
+    assert.deepEqual(readGroupEntries(null), { rounds: [], malformed: [] });
   });
 
   it('reads XAUTOCLAIM replies: the next cursor and the claimed entries', () => {
-    const { cursor, read } = autoClaimReply(['5-0', [['3-0', entryFields(EVENT)]], []]);
+    const [count = '', packed = ''] = entryValues([EVENT], 10);
+    const { cursor, read } = autoClaimReply(['5-0', [['3-0', fieldsOf(count, packed)]], []]);
     assert.equal(cursor, '5-0');
-    assert.deepEqual(read.events, [{ entryId: '3-0', event: EVENT }]);
+    assert.deepEqual(read.rounds, [{ entryId: '3-0', events: [EVENT] }]);
     assert.deepEqual(autoClaimReply(null).cursor, '0-0');
   });
 
