@@ -102,23 +102,7 @@ export function eventsOfFields(fields: unknown): UsageEvent[] | null {
     if (typeof name === 'string' && typeof value === 'string') values.set(name, value);
   }
   const packed = values.get(EVENTS_FIELD);
-  if (packed !== undefined) return unpackEvents(packed);
-  const single = legacyEvent(values);
-  return single ? [single] : null;
-}
-
-/**
- * An entry written one per event (`i k o r t`), as the stream held them before rounds were
- * packed: still delivered, so a stop-and-start upgrade loses none. Not in the backlog count.
- */
-function legacyEvent(values: ReadonlyMap<string, string>): UsageEvent | null {
-  const id = values.get('i');
-  const keyId = values.get('k');
-  const organizationId = values.get('o');
-  const route = values.get('r');
-  const atMs = Number(values.get('t'));
-  if (!id || !keyId || !organizationId || !route || !Number.isSafeInteger(atMs)) return null;
-  return { id, keyId, organizationId, route, at: new Date(atMs).toISOString() };
+  return packed === undefined ? null : unpackEvents(packed);
 }
 
 /** The events in pieces of at most `size`, each one entry: one entry is one POST at most. */

@@ -78,23 +78,6 @@ describe('usage events as stream entries', () => {
     assert.equal(eventsOfFields(['x', 'y']), null);
   });
 
-  it('still reads an entry written one per event (i k o r t)', () => {
-    const fields = [
-      'i',
-      EVENT.id,
-      'k',
-      'key_1',
-      'o',
-      'org_a',
-      'r',
-      '/v1/api/keywords',
-      't',
-      String(Date.parse(EVENT.at)),
-    ];
-    assert.deepEqual(eventsOfFields(fields), [EVENT]);
-    assert.equal(eventsOfFields([...fields.slice(0, 9), 'soon']), null);
-  });
-
   it('reads XREADGROUP replies in both shapes, and names the entries that hold no event', () => {
     const [count = '', packed = ''] = entryValues([EVENT], 10);
     const entries = [
