@@ -2,11 +2,11 @@ import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import { UpstreamError } from '../errors.js';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../redis/connectRedis.js';
-import { inSpan } from '../telemetry/spans.js';
 import { retryDelayMs } from '../upstream/backoff.js';
 import { sleep } from '../upstream/deadline.js';
 import type { UsageBuffer } from './createUsageBuffer.js';
 import { type RecordedCall, toUsageEvent } from './recordedCall.js';
+import { createDeliveryTimer, sendBatch, tellLedger } from './usageDelivery.js';
 import {
   countByOrganization,
   isRejectedBatch,
@@ -118,7 +118,6 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
   let readFull = false;
   let keepTimer: NodeJS.Timeout | null = null;
   let delivering = false;
-  let deliverTimer: { handle: NodeJS.Timeout; backoff: boolean } | null = null;
   let failures = 0;
   let lastClaimAt = Number.NEGATIVE_INFINITY;
   let lastSweepAt = Date.now();
@@ -133,13 +132,6 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
 
   const spooledIds = new Set<string>();
   let spooledDelivered: (() => Promise<void>) | null = null;
-
-  const tellLedger = (events: readonly UsageEvent[], step: 'sending' | 'acknowledged' | 'dropped'): void => {
-    const { ledger } = options;
-    if (!ledger) return;
-    for (const [organizationId, calls] of Object.entries(countByOrganization(events)))
-      ledger[step](organizationId, calls);
-  };
 
   const redisFailed = (err: unknown, what: string): void => {
     if (redisRefused) return;
@@ -186,7 +178,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
       }
       redisAnswered();
       if (spooledIds.size > 0) forgetSpooled(events);
-      if (hurry || storedLength >= batchSize) deliverSoon();
+      if (hurry || storedLength >= batchSize) deliverTimer.soon();
     })();
     persisting = round.finally(() => {
       persisting = null;
@@ -208,23 +200,11 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
 
   // ---- out to the key service -------------------------------------------------------------
 
-  const scheduleDeliver = (delayMs: number, backoff: boolean): void => {
-    if (stopped || delivering || deliverTimer) return;
-    const handle = setTimeout(() => {
-      deliverTimer = null;
-      void deliver();
-    }, delayMs);
-    if (!closing) handle.unref();
-    deliverTimer = { handle, backoff };
-  };
-
-  const deliverSoon = (): void => {
-    if (deliverTimer && !deliverTimer.backoff) {
-      clearTimeout(deliverTimer.handle);
-      deliverTimer = null;
-    }
-    scheduleDeliver(0, false);
-  };
+  const deliverTimer = createDeliveryTimer({
+    look: () => void deliver(),
+    canArm: () => !stopped && !delivering,
+    keepsAlive: () => closing,
+  });
 
   const hold = (entries: StoredRound[]): void => {
     held = entries;
@@ -290,7 +270,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
       held = rest;
       heldEvents -= events.length;
     }
-    tellLedger(events, step);
+    tellLedger(options.ledger, events, step);
     if (step === 'acknowledged') options.onFlushed?.(events.length);
     try {
       storedLength = await stream.remove(entries.map((entry) => entry.entryId));
@@ -302,17 +282,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
   /** One call to the key service per batchSize events: an entry another instance wrote larger goes in pieces. */
   const send = async (events: readonly UsageEvent[]): Promise<void> => {
     for (let start = 0; start < events.length; start += batchSize) {
-      const piece = events.slice(start, start + batchSize);
-      const receipt = await inSpan('usage.flush', () => sink.recordUsage(piece), {
-        root: true,
-        attributes: { 'usage.events': piece.length },
-      });
-      if (receipt.accepted + receipt.duplicates !== piece.length) {
-        logger.warn(
-          { sent: piece.length, accepted: receipt.accepted, duplicates: receipt.duplicates },
-          'usage receipt does not add up to the batch sent',
-        );
-      }
+      await sendBatch(sink, events.slice(start, start + batchSize), logger);
     }
   };
 
@@ -340,6 +310,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
       if (batch === null) {
         batch = nextBatch(held ?? []);
         tellLedger(
+          options.ledger,
           batch.flatMap((entry) => entry.events),
           'sending',
         );
@@ -392,22 +363,21 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
       delivering = false;
     }
     if (next === null && held === null) for (const wake of idleWaiters.splice(0)) wake();
-    if (next) scheduleDeliver(next.delayMs, next.backoff);
-    else if (!closing) scheduleDeliver(flushIntervalMs, false);
+    if (next) deliverTimer.schedule(next.delayMs, next.backoff);
+    else if (!closing) deliverTimer.schedule(flushIntervalMs, false);
   };
 
   /** Resolves once the closing delivery has nothing more to do (or never, if it keeps failing: the deadline ends it). */
   const deliveredWhileClosing = (): Promise<void> => {
     const idle = new Promise<void>((resolve) => idleWaiters.push(resolve));
     // A backoff set before the shutdown may be long: the closing cap applies from now.
-    if (deliverTimer) clearTimeout(deliverTimer.handle);
-    deliverTimer = null;
-    deliverSoon();
+    deliverTimer.clear();
+    deliverTimer.soon();
     return idle;
   };
 
   // Something may wait in the stream already (another instance's): look at once.
-  scheduleDeliver(0, false);
+  deliverTimer.schedule(0, false);
 
   /** Recorded calls Redis did not take by the deadline go to the spool; only when that fails too are they lost. */
   const keepUnpersisted = async (): Promise<void> => {
@@ -514,9 +484,8 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
       if (persisting) await persisting;
       stopped = true;
       if (persistTimer) clearTimeout(persistTimer);
-      if (deliverTimer) clearTimeout(deliverTimer.handle);
+      deliverTimer.clear();
       persistTimer = null;
-      deliverTimer = null;
       const stillHeld = release();
       const stillHeldEvents = eventCount(stillHeld);
       // Another instance takes them at its next look instead of waiting for them to look abandoned.

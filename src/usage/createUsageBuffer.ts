@@ -1,10 +1,10 @@
 import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import { UpstreamError } from '../errors.js';
-import { inSpan } from '../telemetry/spans.js';
 import { retryDelayMs } from '../upstream/backoff.js';
 import { withDeadline } from '../upstream/deadline.js';
 import { type RecordedCall, toUsageEvent } from './recordedCall.js';
+import { createDeliveryTimer, sendBatch, tellLedger } from './usageDelivery.js';
 import {
   countByOrganization,
   isRejectedBatch,
@@ -90,7 +90,6 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   let pendingTotal = 0;
   let failures = 0;
   let sending = false;
-  let timer: { handle: NodeJS.Timeout; backoff: boolean } | null = null;
   let closing = false;
   /** A call of an organization near its ceiling waits in the queue. */
   let hurry = false;
@@ -100,24 +99,11 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const spooledIds = new Set<string>();
   let spooledDelivered: (() => Promise<void>) | null = null;
 
-  const schedule = (delayMs: number, backoff: boolean): void => {
-    if (stopped || sending || timer) return;
-    const handle = setTimeout(() => {
-      timer = null;
-      void pump();
-    }, delayMs);
-    // A buffer never keeps a process alive by itself, except while it is being closed.
-    if (!closing) handle.unref();
-    timer = { handle, backoff };
-  };
-
-  const sendSoon = (): void => {
-    if (timer && !timer.backoff) {
-      clearTimeout(timer.handle);
-      timer = null;
-    }
-    schedule(0, false);
-  };
+  const timer = createDeliveryTimer({
+    look: () => void pump(),
+    canArm: () => !stopped && !sending,
+    keepsAlive: () => closing,
+  });
 
   const settle = (events: readonly UsageEvent[]): void => {
     pendingTotal -= events.length;
@@ -133,13 +119,6 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
     done().catch((err: unknown) => logger.warn({ err }, 'delivered spool files could not be deleted'));
   };
 
-  const tellLedger = (events: readonly UsageEvent[], step: 'sending' | 'acknowledged' | 'dropped'): void => {
-    const { ledger } = options;
-    if (!ledger) return;
-    for (const [organizationId, calls] of Object.entries(countByOrganization(events)))
-      ledger[step](organizationId, calls);
-  };
-
   /** Sends batches one call at a time while there is something worth sending now. */
   const pump = async (): Promise<void> => {
     if (sending || stopped) return;
@@ -151,23 +130,14 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
           if (queue.length === 0) break;
           batch = queue.splice(0, batchSize).map(toUsageEvent);
           hurry = false;
-          tellLedger(batch, 'sending');
+          tellLedger(options.ledger, batch, 'sending');
         }
         const current = batch;
         try {
-          const receipt = await inSpan('usage.flush', () => sink.recordUsage(current), {
-            root: true,
-            attributes: { 'usage.events': current.length },
-          });
-          if (receipt.accepted + receipt.duplicates !== current.length) {
-            logger.warn(
-              { sent: current.length, accepted: receipt.accepted, duplicates: receipt.duplicates },
-              'usage receipt does not add up to the batch sent',
-            );
-          }
+          await sendBatch(sink, current, logger);
           batch = null;
           failures = 0;
-          tellLedger(current, 'acknowledged');
+          tellLedger(options.ledger, current, 'acknowledged');
           settle(current);
           options.onFlushed?.(current.length);
         } catch (err: unknown) {
@@ -177,7 +147,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
               'usage batch refused by the key service as malformed: dropped, these calls are not counted',
             );
             batch = null;
-            tellLedger(current, 'dropped');
+            tellLedger(options.ledger, current, 'dropped');
             settle(current);
             continue;
           }
@@ -194,7 +164,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
             'usage batch not recorded: retrying',
           );
           sending = false;
-          schedule(delay, true);
+          timer.schedule(delay, true);
           return;
         }
         if (!closing && !hurry && queue.length < batchSize) break;
@@ -202,7 +172,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
     } finally {
       sending = false;
     }
-    if (queue.length > 0) schedule(closing ? 0 : flushIntervalMs, false);
+    if (queue.length > 0) timer.schedule(closing ? 0 : flushIntervalMs, false);
   };
 
   /** What is left at the deadline goes to the spool; only when that fails too is it lost. */
@@ -249,8 +219,8 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
       // Near the ceiling other instances must see this call soon: no waiting for companions.
       const urgent = options.ledger?.isNearCeiling(principal.organizationId) ?? false;
       if (urgent) hurry = true;
-      if (queue.length >= batchSize || closing || urgent) sendSoon();
-      else schedule(flushIntervalMs, false);
+      if (queue.length >= batchSize || closing || urgent) timer.soon();
+      else timer.schedule(flushIntervalMs, false);
     },
 
     pendingTotal(): number {
@@ -276,7 +246,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
         options.ledger?.adopted(organizationId, calls);
       }
       logger.info({ events: spooled.events.length }, 'usage events from the spool: delivering');
-      sendSoon();
+      timer.soon();
       return spooled.events.length;
     },
 
@@ -285,10 +255,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
       if (!closing) {
         closing = true;
         // Whatever waits, waits no longer: send now (a backoff is shortened to the closing cap).
-        if (timer) {
-          clearTimeout(timer.handle);
-          timer = null;
-        }
+        timer.clear();
         void pump();
       }
       if (pendingTotal > 0) {
@@ -296,10 +263,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
         await withDeadline(Math.max(0, drainMs), () => drained, 'usage flush').catch(() => undefined);
       }
       stopped = true;
-      if (timer) {
-        clearTimeout(timer.handle);
-        timer = null;
-      }
+      timer.clear();
       if (pendingTotal > 0) await keepUndelivered();
     },
   };
