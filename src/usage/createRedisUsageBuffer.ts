@@ -1,55 +1,27 @@
-import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import { UpstreamError } from '../errors.js';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../redis/connectRedis.js';
-import { retryDelayMs } from '../upstream/backoff.js';
 import { sleep } from '../upstream/deadline.js';
 import type { UsageBuffer } from './createUsageBuffer.js';
 import { type RecordedCall, toUsageEvent } from './recordedCall.js';
-import { createDeliveryTimer, sendBatch, tellLedger } from './usageDelivery.js';
 import {
-  countByOrganization,
-  isRejectedBatch,
-  MAX_USAGE_BATCH,
-  type UsageEvent,
-  type UsageSink,
-} from './usageEvent.js';
-import type { UsageLedger } from './usageLedger.js';
-import { DEFAULT_MAX_PENDING } from './usageRecorder.js';
-import type { UsageSpool } from './usageSpool.js';
+  createDeliveryTimer,
+  type DeliveryOptions,
+  deliverySettings,
+  SPOOL_WRITE_MS,
+  sendBatch,
+  tellLedger,
+} from './usageDelivery.js';
+import { countByOrganization, type UsageEvent } from './usageEvent.js';
 import type { UsageStream } from './usageStream.js';
 import type { StoredRound } from './usageStreamEntry.js';
 
-export interface RedisUsageBufferOptions {
-  readonly sink: UsageSink;
+export interface RedisUsageBufferOptions extends DeliveryOptions {
   readonly stream: UsageStream;
-  readonly logger: Logger;
-  /** Events per call to the key service: 1 to 1000 (its limit), default 1000. */
-  readonly batchSize?: number;
-  /** How often the stream is read for events to deliver. Default 1000 ms. */
-  readonly flushIntervalMs?: number;
   /** How long a recorded call may wait in memory before it is written to Redis. Default 25 ms: a SIGKILL loses what waits. */
   readonly persistIntervalMs?: number;
   /** Entries a consumer held this long without renewing them are taken over. Default 5000 ms. */
   readonly claimIdleMs?: number;
-  /** Backoff after a failed call to the key service: first delay and cap. Defaults 250 ms and 30 s. */
-  readonly retryBaseMs?: number;
-  readonly retryMaxMs?: number;
-  readonly random?: () => number;
-  readonly now?: () => Date;
-  /** Whether a failure means the service refused the batch itself (400). Default isRejectedBatch. */
-  readonly isRejection?: (err: unknown) => boolean;
-  /**
-   * Events waiting at most, in this process and in the stream (every instance's); beyond,
-   * requests are refused with 503 (see ensureRoom). Default DEFAULT_MAX_PENDING.
-   */
-  readonly maxPending?: number;
-  readonly onFlushed?: (events: number) => void;
-  readonly onFlushFailed?: (events: number) => void;
-  /** Told what is sent, acknowledged and dropped, for the ceiling check, by whichever instance delivers. */
-  readonly ledger?: UsageLedger;
-  /** Where recorded calls go when Redis cannot take them at the shutdown deadline, and where earlier ones are taken from. */
-  readonly spool?: UsageSpool;
 }
 
 /** Appends per round: a backlog (Redis was away) goes in pieces. */
@@ -66,10 +38,6 @@ const CLAIM_EVERY_MS = 2000;
 /** How often the group is swept of consumers gone for CONSUMER_GONE_MS (each start adds one). */
 const CONSUMER_SWEEP_MS = 10 * 60_000;
 const CONSUMER_GONE_MS = 60 * 60_000;
-/** While closing, retries come quickly: the deadline, not the backoff, bounds the wait. */
-const CLOSING_RETRY_MAX_MS = 500;
-/** Kept back from the shutdown deadline to write to the spool what Redis did not take. */
-const SPOOL_WRITE_MS = 1_000;
 
 /**
  * Counts successful calls, durably, through Redis. record() only pushes the call to an
@@ -87,17 +55,11 @@ const SPOOL_WRITE_MS = 1_000;
  */
 export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageBuffer {
   const { sink, stream, logger } = options;
-  const batchSize = Math.min(MAX_USAGE_BATCH, Math.max(1, options.batchSize ?? MAX_USAGE_BATCH));
-  const flushIntervalMs = options.flushIntervalMs ?? 1000;
+  const settings = deliverySettings(options);
+  const { batchSize, flushIntervalMs, now, isRejection, maxPending } = settings;
   const persistIntervalMs = options.persistIntervalMs ?? 25;
   const claimIdleMs = options.claimIdleMs ?? 5000;
   const keepEveryMs = Math.max(1, Math.floor(claimIdleMs / 3));
-  const retryBaseMs = options.retryBaseMs ?? 250;
-  const retryMaxMs = options.retryMaxMs ?? 30_000;
-  const random = options.random ?? Math.random;
-  const now = options.now ?? (() => new Date());
-  const isRejection = options.isRejection ?? isRejectedBatch;
-  const maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
 
   /** Recorded (or taken from a spool), not yet in Redis. */
   const unpersisted: Array<RecordedCall | UsageEvent> = [];
@@ -329,12 +291,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
         }
         failures += 1;
         options.onFlushFailed?.(events.length);
-        const delayMs = retryDelayMs(failures, {
-          baseMs: retryBaseMs,
-          maxMs: closing ? Math.min(retryMaxMs, CLOSING_RETRY_MAX_MS) : retryMaxMs,
-          random,
-          retryAfterSeconds: err instanceof UpstreamError ? err.retryAfterSeconds : undefined,
-        });
+        const delayMs = settings.retryDelayMs(failures, closing, err);
         logger.warn(
           { err, attempt: failures, retryInMs: delayMs, events: events.length },
           'usage batch not recorded: retrying',

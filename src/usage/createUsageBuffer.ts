@@ -1,62 +1,24 @@
-import type { Logger } from 'pino';
 import type { Principal } from '../auth/principal.js';
 import { UpstreamError } from '../errors.js';
-import { retryDelayMs } from '../upstream/backoff.js';
 import { withDeadline } from '../upstream/deadline.js';
 import { type RecordedCall, toUsageEvent } from './recordedCall.js';
-import { createDeliveryTimer, sendBatch, tellLedger } from './usageDelivery.js';
 import {
-  countByOrganization,
-  isRejectedBatch,
-  MAX_USAGE_BATCH,
-  type UsageEvent,
-  type UsageSink,
-} from './usageEvent.js';
-import type { UsageLedger } from './usageLedger.js';
-import { DEFAULT_MAX_PENDING, type UsageRecorder } from './usageRecorder.js';
-import type { UsageSpool } from './usageSpool.js';
+  createDeliveryTimer,
+  type DeliveryOptions,
+  deliverySettings,
+  SPOOL_WRITE_MS,
+  sendBatch,
+  tellLedger,
+} from './usageDelivery.js';
+import { countByOrganization, type UsageEvent } from './usageEvent.js';
+import type { UsageRecorder } from './usageRecorder.js';
 
-export interface UsageBufferOptions {
-  readonly sink: UsageSink;
-  readonly logger: Logger;
-  /** Events per call to the key service: 1 to 1000 (its limit), default 1000. */
-  readonly batchSize?: number;
-  /** How long an event may wait for companions before it is sent. Default 1000 ms. */
-  readonly flushIntervalMs?: number;
-  readonly now?: () => Date;
-  /** Backoff after a failed call: first delay and cap. Defaults 250 ms and 30 s. */
-  readonly retryBaseMs?: number;
-  readonly retryMaxMs?: number;
-  readonly random?: () => number;
-  /**
-   * Whether a failure means the service refused the batch itself (400 invalid_request),
-   * so sending it again cannot help. Default: an error named 'UsageRejectedError'
-   * (the key service client's), or an UpstreamError whose detail says status 400.
-   */
-  readonly isRejection?: (err: unknown) => boolean;
-  /**
-   * Events waiting for the key service at most (default DEFAULT_MAX_PENDING); beyond,
-   * requests are refused with 503 until the key service takes some (see ensureRoom).
-   */
-  readonly maxPending?: number;
-  /** Metrics hooks: a batch of this many events was acknowledged / failed to send (and will be retried). */
-  readonly onFlushed?: (events: number) => void;
-  readonly onFlushFailed?: (events: number) => void;
-  /** Told what is sent, acknowledged and dropped, for the ceiling check. */
-  readonly ledger?: UsageLedger;
-  /** Where events still undelivered at the shutdown deadline go, and where earlier ones are taken from. */
-  readonly spool?: UsageSpool;
-}
+export type UsageBufferOptions = DeliveryOptions;
 
 export interface UsageBuffer extends UsageRecorder {
   /** Claims what earlier instances spooled and delivers it with the rest; resolves with the count taken. */
   deliverSpooled(): Promise<number>;
 }
-
-/** While closing, retries come quickly: the deadline, not the backoff, bounds the wait. */
-const CLOSING_RETRY_MAX_MS = 500;
-/** Kept back from the shutdown deadline to write what is left to the spool. */
-const SPOOL_WRITE_MS = 1_000;
 
 /**
  * Counts successful calls: every record() becomes an event with its own UUID, kept
@@ -68,14 +30,8 @@ const SPOOL_WRITE_MS = 1_000;
  */
 export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const { sink, logger } = options;
-  const batchSize = Math.min(MAX_USAGE_BATCH, Math.max(1, options.batchSize ?? MAX_USAGE_BATCH));
-  const flushIntervalMs = options.flushIntervalMs ?? 1000;
-  const now = options.now ?? (() => new Date());
-  const random = options.random ?? Math.random;
-  const isRejection = options.isRejection ?? isRejectedBatch;
-  const retryBaseMs = options.retryBaseMs ?? 250;
-  const retryMaxMs = options.retryMaxMs ?? 30_000;
-  const maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
+  const settings = deliverySettings(options);
+  const { batchSize, flushIntervalMs, now, isRejection, maxPending } = settings;
 
   /**
    * Recorded, not yet in a call: the least that must be kept per call. The id and the
@@ -153,12 +109,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
           }
           failures += 1;
           options.onFlushFailed?.(current.length);
-          const delay = retryDelayMs(failures, {
-            baseMs: retryBaseMs,
-            maxMs: closing ? Math.min(retryMaxMs, CLOSING_RETRY_MAX_MS) : retryMaxMs,
-            random,
-            retryAfterSeconds: err instanceof UpstreamError ? err.retryAfterSeconds : undefined,
-          });
+          const delay = settings.retryDelayMs(failures, closing, err);
           logger.warn(
             { err, attempt: failures, retryInMs: delay, pending: pendingTotal },
             'usage batch not recorded: retrying',

@@ -1,12 +1,81 @@
 import type { Logger } from 'pino';
+import { UpstreamError } from '../errors.js';
 import { inSpan } from '../telemetry/spans.js';
-import { countByOrganization, type UsageEvent, type UsageSink } from './usageEvent.js';
+import { retryDelayMs } from '../upstream/backoff.js';
+import {
+  countByOrganization,
+  isRejectedBatch,
+  MAX_USAGE_BATCH,
+  type UsageEvent,
+  type UsageSink,
+} from './usageEvent.js';
 import type { UsageLedger } from './usageLedger.js';
+import { DEFAULT_MAX_PENDING } from './usageRecorder.js';
+import type { UsageSpool } from './usageSpool.js';
 
 /**
  * What both usage buffers (in memory, and through Redis) do the same way when they deliver:
- * when the next look happens, what the ceiling ledger is told, and one call to the key service.
+ * their settings, when the next look happens, what the ceiling ledger is told, and one call
+ * to the key service.
  */
+
+/** The settings both buffers take. */
+export interface DeliveryOptions {
+  readonly sink: UsageSink;
+  readonly logger: Logger;
+  /** Events per call to the key service: 1 to 1000 (its limit), default 1000. */
+  readonly batchSize?: number;
+  /** How long recorded calls may wait for companions before delivery looks for them. Default 1000 ms. */
+  readonly flushIntervalMs?: number;
+  readonly now?: () => Date;
+  /** Backoff after a failed call: first delay and cap. Defaults 250 ms and 30 s. */
+  readonly retryBaseMs?: number;
+  readonly retryMaxMs?: number;
+  readonly random?: () => number;
+  /**
+   * Whether a failure means the service refused the batch itself (400 invalid_request),
+   * so sending it again cannot help. Default isRejectedBatch.
+   */
+  readonly isRejection?: (err: unknown) => boolean;
+  /**
+   * Events waiting for the key service at most (default DEFAULT_MAX_PENDING); beyond,
+   * requests are refused with 503 until the key service takes some (see ensureRoom).
+   */
+  readonly maxPending?: number;
+  /** Metrics hooks: a batch of this many events was acknowledged / failed to send (and will be retried). */
+  readonly onFlushed?: (events: number) => void;
+  readonly onFlushFailed?: (events: number) => void;
+  /** Told what is sent, acknowledged and dropped, for the ceiling check, by whichever instance delivers. */
+  readonly ledger?: UsageLedger;
+  /** Where what is undelivered at the shutdown deadline goes, and where earlier instances' is taken from. */
+  readonly spool?: UsageSpool;
+}
+
+/** While closing, retries come quickly: the deadline, not the backoff, bounds the wait. */
+const CLOSING_RETRY_MAX_MS = 500;
+/** Kept back from the shutdown deadline to write to the spool what is left. */
+export const SPOOL_WRITE_MS = 1_000;
+
+/** The options with their defaults, and the wait before a failed batch is sent again. */
+export function deliverySettings(options: DeliveryOptions) {
+  const retryBaseMs = options.retryBaseMs ?? 250;
+  const retryMaxMs = options.retryMaxMs ?? 30_000;
+  const random = options.random ?? Math.random;
+  return {
+    batchSize: Math.min(MAX_USAGE_BATCH, Math.max(1, options.batchSize ?? MAX_USAGE_BATCH)),
+    flushIntervalMs: options.flushIntervalMs ?? 1000,
+    now: options.now ?? (() => new Date()),
+    isRejection: options.isRejection ?? isRejectedBatch,
+    maxPending: options.maxPending ?? DEFAULT_MAX_PENDING,
+    retryDelayMs: (failures: number, closing: boolean, err: unknown): number =>
+      retryDelayMs(failures, {
+        baseMs: retryBaseMs,
+        maxMs: closing ? Math.min(retryMaxMs, CLOSING_RETRY_MAX_MS) : retryMaxMs,
+        random,
+        retryAfterSeconds: err instanceof UpstreamError ? err.retryAfterSeconds : undefined,
+      }),
+  };
+}
 
 /**
  * The one pending look of a buffer: at most one timer at a time. A look asked "soon" replaces
