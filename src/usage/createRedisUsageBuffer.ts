@@ -5,6 +5,7 @@ import { sleep } from '../upstream/deadline.js';
 import type { UsageBuffer } from './createUsageBuffer.js';
 import { type RecordedCall, toUsageEvent } from './recordedCall.js';
 import {
+  adoptSpool,
   createDeliveryTimer,
   type DeliveryOptions,
   deliverySettings,
@@ -92,8 +93,8 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
   let closingBudget = 0;
   const idleWaiters: Array<() => void> = [];
 
-  const spooledIds = new Set<string>();
-  let spooledDelivered: (() => Promise<void>) | null = null;
+  /** Spooled events are safe once in Redis: their files go once all of them are. */
+  const spooled = adoptSpool(options.spool, options.ledger, logger);
 
   const redisFailed = (err: unknown, what: string): void => {
     if (redisRefused) return;
@@ -139,7 +140,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
         return;
       }
       redisAnswered();
-      if (spooledIds.size > 0) forgetSpooled(events);
+      spooled.safe(events);
       if (hurry || storedLength >= batchSize) deliverTimer.soon();
     })();
     persisting = round.finally(() => {
@@ -149,15 +150,6 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
         schedulePersist(redisRefused ? REDIS_RETRY_MS : hurry ? 0 : persistIntervalMs);
     });
     return persisting;
-  };
-
-  /** Spooled events are safe once in Redis: their files go once all of them are. */
-  const forgetSpooled = (events: readonly UsageEvent[]): void => {
-    for (const event of events) spooledIds.delete(event.id);
-    if (spooledIds.size > 0 || !spooledDelivered) return;
-    const done = spooledDelivered;
-    spooledDelivered = null;
-    done().catch((err: unknown) => logger.warn({ err }, 'spool files stored in redis could not be deleted'));
   };
 
   // ---- out to the key service -------------------------------------------------------------
@@ -389,25 +381,13 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
     },
 
     async deliverSpooled(): Promise<number> {
-      const { spool } = options;
-      if (!spool || stopped) return 0;
-      const spooled = await spool.claim();
-      if (spooled.events.length === 0) {
-        await spooled.delivered();
-        return 0;
-      }
-      spooledDelivered = spooled.delivered;
-      for (const event of spooled.events) {
-        spooledIds.add(event.id);
-        unpersisted.push(event);
-      }
-      for (const [organizationId, calls] of Object.entries(countByOrganization(spooled.events))) {
-        // Admitted by an earlier instance and perhaps not in `used` yet: they count toward the ceiling here.
-        options.ledger?.adopted(organizationId, calls);
-      }
-      logger.info({ events: spooled.events.length }, 'usage events from the spool: storing in redis');
+      if (stopped) return 0;
+      const events = await spooled.take();
+      if (events.length === 0) return 0;
+      unpersisted.push(...events);
+      logger.info({ events: events.length }, 'usage events from the spool: storing in redis');
       schedulePersist(0);
-      return spooled.events.length;
+      return events.length;
     },
 
     async close(deadlineMs: number): Promise<void> {

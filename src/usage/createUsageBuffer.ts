@@ -3,6 +3,7 @@ import { UpstreamError } from '../errors.js';
 import { withDeadline } from '../upstream/deadline.js';
 import { type RecordedCall, toUsageEvent } from './recordedCall.js';
 import {
+  adoptSpool,
   createDeliveryTimer,
   type DeliveryOptions,
   deliverySettings,
@@ -51,9 +52,8 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   let hurry = false;
   let stopped = false;
   const drainedWaiters: Array<() => void> = [];
-  /** Ids of spooled events taken at start and not yet acknowledged; their files go once it is empty. */
-  const spooledIds = new Set<string>();
-  let spooledDelivered: (() => Promise<void>) | null = null;
+  /** What an earlier instance spooled: its files go once every event is acknowledged (or dropped). */
+  const spooled = adoptSpool(options.spool, options.ledger, logger);
 
   const timer = createDeliveryTimer({
     look: () => void pump(),
@@ -64,15 +64,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const settle = (events: readonly UsageEvent[]): void => {
     pendingTotal -= events.length;
     if (pendingTotal === 0) for (const wake of drainedWaiters.splice(0)) wake();
-    if (spooledIds.size > 0) forgetSpooled(events);
-  };
-
-  const forgetSpooled = (events: readonly UsageEvent[]): void => {
-    for (const event of events) spooledIds.delete(event.id);
-    if (spooledIds.size > 0 || !spooledDelivered) return;
-    const done = spooledDelivered;
-    spooledDelivered = null;
-    done().catch((err: unknown) => logger.warn({ err }, 'delivered spool files could not be deleted'));
+    spooled.safe(events);
   };
 
   /** Sends batches one call at a time while there is something worth sending now. */
@@ -179,26 +171,14 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
     },
 
     async deliverSpooled(): Promise<number> {
-      const { spool } = options;
-      if (!spool || stopped) return 0;
-      const spooled = await spool.claim();
-      if (spooled.events.length === 0) {
-        await spooled.delivered();
-        return 0;
-      }
-      spooledDelivered = spooled.delivered;
-      for (const event of spooled.events) {
-        spooledIds.add(event.id);
-        queue.push(event);
-      }
-      pendingTotal += spooled.events.length;
-      for (const [organizationId, calls] of Object.entries(countByOrganization(spooled.events))) {
-        // Admitted by an earlier instance and perhaps not in `used` yet: they count toward the ceiling here.
-        options.ledger?.adopted(organizationId, calls);
-      }
-      logger.info({ events: spooled.events.length }, 'usage events from the spool: delivering');
+      if (stopped) return 0;
+      const events = await spooled.take();
+      if (events.length === 0) return 0;
+      queue.push(...events);
+      pendingTotal += events.length;
+      logger.info({ events: events.length }, 'usage events from the spool: delivering');
       timer.soon();
-      return spooled.events.length;
+      return events.length;
     },
 
     async close(deadlineMs: number): Promise<void> {

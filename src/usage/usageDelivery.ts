@@ -144,3 +144,46 @@ export async function sendBatch(sink: UsageSink, events: readonly UsageEvent[], 
     );
   }
 }
+
+/**
+ * The events an earlier instance spooled, taken by this one: the ceiling ledger counts them
+ * here (admitted elsewhere, perhaps not in `used` yet), and the spool's files go once every
+ * one of them is safe (`safe` is told of every event that becomes so, spooled or not).
+ */
+export interface SpoolAdoption {
+  /** Takes what the spool holds (nothing without a spool): the events to deliver. */
+  take(): Promise<readonly UsageEvent[]>;
+  safe(events: readonly UsageEvent[]): void;
+}
+
+export function adoptSpool(
+  spool: UsageSpool | undefined,
+  ledger: UsageLedger | undefined,
+  logger: Logger,
+): SpoolAdoption {
+  const waiting = new Set<string>();
+  let delivered: (() => Promise<void>) | null = null;
+  return {
+    async take() {
+      if (!spool) return [];
+      const spooled = await spool.claim();
+      if (spooled.events.length === 0) {
+        await spooled.delivered();
+        return [];
+      }
+      delivered = spooled.delivered;
+      for (const event of spooled.events) waiting.add(event.id);
+      for (const [organizationId, calls] of Object.entries(countByOrganization(spooled.events)))
+        ledger?.adopted(organizationId, calls);
+      return spooled.events;
+    },
+    safe(events) {
+      if (waiting.size === 0) return;
+      for (const event of events) waiting.delete(event.id);
+      if (waiting.size > 0 || !delivered) return;
+      const done = delivered;
+      delivered = null;
+      done().catch((err: unknown) => logger.warn({ err }, 'spool files of delivered events could not be deleted'));
+    },
+  };
+}
