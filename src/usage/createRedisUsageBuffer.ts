@@ -1,7 +1,7 @@
 import type { Principal } from '../auth/principal.js';
 import { UpstreamError } from '../errors.js';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../redis/connectRedis.js';
-import { sleep } from '../upstream/deadline.js';
+import { sleep, withDeadline } from '../upstream/deadline.js';
 import type { UsageBuffer } from './createUsageBuffer.js';
 import { type RecordedCall, toUsageEvent } from './recordedCall.js';
 import {
@@ -407,14 +407,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
       if (unpersisted.length === 0) {
         closingBudget = await stream.length().catch(() => storedLength);
         if (leftMs() > 0 && (closingBudget > 0 || held !== null)) {
-          let timer: NodeJS.Timeout | undefined;
-          await Promise.race([
-            deliveredWhileClosing(),
-            new Promise<void>((resolve) => {
-              timer = setTimeout(resolve, leftMs());
-            }),
-          ]);
-          clearTimeout(timer);
+          await withDeadline(leftMs(), deliveredWhileClosing, 'usage delivery').catch(() => undefined);
         }
       }
       // A round still on its way holds calls out of the array: they are kept or handed back before going on.

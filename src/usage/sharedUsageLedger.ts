@@ -4,6 +4,7 @@ import { UpstreamError } from '../errors.js';
 import { leaseSize, renewsAhead } from '../limits/leases.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../limits/requestLimiter.js';
 import { type RedisConnection, redisReady } from '../redis/connectRedis.js';
+import { sleep } from '../upstream/deadline.js';
 import { ceilingKey, defineCeilingScripts, markerKey } from './ceilingScripts.js';
 import { appendRun, type EpochRun, removeOne, takeFront } from './epochRuns.js';
 import type { Admission, ClaimOutcome, SnapshotMarks, UsageLedger, UsageSnapshot } from './usageLedger.js';
@@ -434,7 +435,7 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
       while (now() < until) {
         const inDoubt = await redis.hget(ceilingKey(organizationId), 'inDoubt').catch(() => null);
         if (inDoubt === null || Number(inDoubt) <= 0) return;
-        await new Promise((resolve) => setTimeout(resolve, SETTLED_POLL_MS));
+        await sleep(SETTLED_POLL_MS);
       }
     },
 
