@@ -115,3 +115,93 @@ function shortUrl(url: string): string {
   if (project) return project[1] as string;
   return url.replace(/^file:\/\//, '');
 }
+
+/** Koa and the packages it is made of (its router included): "Koa" in the per-request split. */
+const KOA_PACKAGES =
+  /^(koa|koa-compose|@koa\/router|delegates|on-finished|ee-first|mime-types|mime-db|statuses|http-errors|type-is|content-type|vary|accepts|negotiator|media-typer|fresh|encodeurl|escape-html|parseurl|only|cookies|keygrip|path-to-regexp|depd|destroy|setprototypeof|toidentifier|inherits|debug|ms|http-assert|deep-equal|koa-is-json|content-disposition|safe-buffer)$/;
+
+export interface RequestWork {
+  readonly requests: number;
+  /** CPU per request by part, in µs: own (the gateway's code and the libraries it calls), Koa, Node, GC, other. */
+  readonly microsPerRequest: Readonly<Record<'own' | 'koa' | 'node' | 'gc' | 'other', number>>;
+  /** The own part by the innermost project file on the stack, µs per request, largest first. */
+  readonly ownByFile: SelfTime[];
+}
+
+/**
+ * Where a server's CPU went per request (idle left out), for the issue's measure of the
+ * gateway's own work per cache hit: everything but Node's HTTP and Koa. A sample is
+ * Koa's when its innermost frame is in Koa's packages; Node's when it is in Node's own
+ * code or native with no project frame under it (the socket reads and writes, the HTTP
+ * parser); GC's and V8's own entries apart; everything else is the gateway's own,
+ * including Node calls the gateway makes itself (a header it sets, a UUID it draws) and
+ * its libraries (pino, prom-client, lru-cache). Start-up is in the profile too, so the
+ * figure errs on the high side.
+ */
+export function workPerRequest(profile: CpuProfile, requests: number, top = 12): RequestWork {
+  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  const samples = profile.samples ?? [];
+  const deltas = profile.timeDeltas ?? [];
+  const parts = { own: 0, koa: 0, node: 0, gc: 0, other: 0 };
+  const ownByFile = new Map<string, number>();
+  for (let i = 0; i < samples.length; i++) {
+    const id = samples[i] as number;
+    const us = Math.max(0, deltas[i + 1] ?? 0);
+    const leaf = nodes.get(id)?.callFrame;
+    if (!leaf || leaf.functionName === '(idle)') continue;
+    if (leaf.functionName === '(garbage collector)') {
+      parts.gc += us;
+      continue;
+    }
+    if (!leaf.url && leaf.functionName.startsWith('(')) {
+      parts.other += us;
+      continue;
+    }
+    let projectFile: string | undefined;
+    for (let at: number | undefined = id; at !== undefined && !projectFile; at = parents.get(at)) {
+      const url = nodes.get(at)?.callFrame.url ?? '';
+      if (isProjectUrl(url)) projectFile = url.replace(/^.*\/(?:src|dist)\//, '');
+    }
+    const module = moduleOf(leaf.url, leaf.functionName);
+    const inPackage = leaf.url.includes('node_modules/');
+    if (inPackage && KOA_PACKAGES.test(module)) parts.koa += us;
+    else if (projectFile || inPackage) {
+      parts.own += us;
+      const file = projectFile ?? `(${module})`;
+      ownByFile.set(file, (ownByFile.get(file) ?? 0) + us);
+    } else parts.node += us;
+  }
+  const perRequest = (us: number) => (requests > 0 ? us / requests : 0);
+  return {
+    requests,
+    microsPerRequest: {
+      own: perRequest(parts.own),
+      koa: perRequest(parts.koa),
+      node: perRequest(parts.node),
+      gc: perRequest(parts.gc),
+      other: perRequest(parts.other),
+    },
+    ownByFile: [...ownByFile.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, top)
+      .map(([name, us]) => ({ name, ms: perRequest(us), share: parts.own > 0 ? us / parts.own : 0 })),
+  };
+}
+
+export function formatRequestWork(work: RequestWork): string {
+  const { own, koa, node, gc, other } = work.microsPerRequest;
+  const lines = [
+    `CPU per request over ${work.requests} requests (µs): own ${own.toFixed(1)}, Koa ${koa.toFixed(1)}, ` +
+      `Node ${node.toFixed(1)}, GC ${gc.toFixed(1)}, V8 other ${other.toFixed(1)}`,
+    'own work by project file (µs per request):',
+  ];
+  for (const row of work.ownByFile) lines.push(`  ${row.ms.toFixed(2).padStart(6)}  ${row.name}`);
+  return lines.join('\n');
+}
+
+/** The project's own code: src/ under tsx, dist/ as esbuild built it, never a package. */
+function isProjectUrl(url: string): boolean {
+  return !url.includes('node_modules/') && /\/(src|dist)\//.test(url);
+}

@@ -18,7 +18,14 @@ import { BENCH_RATE_LIMIT, type BenchSetup, startBench, WARM_PATH } from './benc
 import { CALIBRATION_WORK_MICROS, type GatewayReady, type MemoryReport } from './childMessages.js';
 import { concurrentIdentical, get, metricsText } from './httpCalls.js';
 import { type LoadResult, runLoad } from './load.js';
-import { type CpuProfile, formatSummary, summarizeProfile } from './profileSummary.js';
+import {
+  type CpuProfile,
+  formatRequestWork,
+  formatSummary,
+  type RequestWork,
+  summarizeProfile,
+  workPerRequest,
+} from './profileSummary.js';
 import { type BenchFigures, markdownTable, verdicts } from './report.js';
 import { median, percentile, sumOfSamples } from './stats.js';
 
@@ -271,6 +278,24 @@ async function platformCalls(gatewayUrl: string): Promise<number> {
   return sumOfSamples(await metricsText(gatewayUrl), 'gateway_platform_request_duration_seconds_count');
 }
 
+/** The gateways, in the order the bench starts them (the rows it skips are not there). */
+function gatewaysOf(setup: BenchSetup): Array<BenchChild<GatewayReady>> {
+  return [
+    setup.gateway,
+    setup.gatewayWarnLogs,
+    setup.gatewayTraced,
+    setup.gatewayUntraced,
+    setup.gatewayCold,
+    ...(setup.gatewayRedis ? [setup.gatewayRedis] : []),
+    ...(setup.gatewayTsx ? [setup.gatewayTsx] : []),
+  ];
+}
+
+/** The requests a gateway answered, by its own duration histogram (the scrapes themselves included). */
+async function requestsAnswered(gatewayUrl: string): Promise<number> {
+  return sumOfSamples(await metricsText(gatewayUrl), 'http_server_request_duration_seconds_count');
+}
+
 async function keyServiceCalls(gatewayUrl: string): Promise<{ verify: number; all: number }> {
   const text = await metricsText(gatewayUrl);
   const name = 'gateway_key_service_request_duration_seconds_count';
@@ -463,6 +488,11 @@ async function main(): Promise<void> {
     const keyServiceAfter = await keyServiceCalls(setup.gateway.ready.url);
     // Read before anything stops: stopping the upstreams drops the stream on purpose.
     const streamUp = await eventStreamStayedUp(setup.gatewayLog);
+    // Every request each gateway answered in its life, to turn its profile into CPU per request.
+    const answered = new Map<string, number>();
+    if (args.profile) {
+      for (const child of gatewaysOf(setup)) answered.set(child.name, await requestsAnswered(child.ready.url));
+    }
     await setup.close();
 
     const of = (id: TargetId) => records.filter((record) => record.target === id);
@@ -597,17 +627,9 @@ async function main(): Promise<void> {
     }
 
     const profiles: Record<string, string> = {};
+    const workByGateway: Record<string, RequestWork> = {};
     if (args.profile) {
-      const profiled: Array<Pick<BenchChild<unknown>, 'name' | 'process'>> = [
-        setup.gateway,
-        setup.gatewayWarnLogs,
-        setup.gatewayTraced,
-        setup.gatewayUntraced,
-        setup.gatewayCold,
-        ...(setup.gatewayRedis ? [setup.gatewayRedis] : []),
-        ...(setup.gatewayTsx ? [setup.gatewayTsx] : []),
-        setup.bare,
-      ];
+      const profiled: Array<Pick<BenchChild<unknown>, 'name' | 'process'>> = [...gatewaysOf(setup), setup.bare];
       for (const child of profiled) {
         const pid = child.process.pid;
         const file = pid === undefined ? null : mainThreadProfile(profileDir, pid);
@@ -616,8 +638,15 @@ async function main(): Promise<void> {
           continue;
         }
         profiles[child.name] = file;
-        const summary = formatSummary(summarizeProfile(JSON.parse(readFileSync(file, 'utf8')) as CpuProfile, 25));
+        const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+        const summary = formatSummary(summarizeProfile(profile, 25));
         log(`\nCPU profile of ${child.name} (whole life, start-up included): ${file}\n${summary}`);
+        const requests = answered.get(child.name);
+        if (requests !== undefined) {
+          const work = workPerRequest(profile, requests);
+          workByGateway[child.name] = work;
+          log(`\n${child.name}: ${formatRequestWork(work)}`);
+        }
       }
     }
 
@@ -644,6 +673,7 @@ async function main(): Promise<void> {
       peakMemory: Object.fromEntries(peakMemory),
       idleRss,
       profiles,
+      workPerRequest: workByGateway,
       problems,
     };
     writeFileSync(join(RESULTS_DIR, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);

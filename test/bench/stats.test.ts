@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { moduleOf, summarizeProfile } from './profileSummary.js';
+import { moduleOf, summarizeProfile, workPerRequest } from './profileSummary.js';
 import { median, percentile, sumOfSamples } from './stats.js';
 
 describe('bench numbers', () => {
@@ -56,6 +56,37 @@ describe('CPU profile summary', () => {
     assert.deepEqual(
       summary.inclusiveProject.map((row) => [row.name, row.ms]),
       [['handle src/app.ts:1', 6]],
+    );
+  });
+
+  it('splits CPU per request into the gateway’s own work, Koa, Node and GC', () => {
+    const frame = (functionName: string, url: string) => ({ functionName, url, lineNumber: 0 });
+    const work = workPerRequest(
+      {
+        nodes: [
+          { id: 1, callFrame: frame('(root)', ''), children: [2, 5, 6, 7, 8, 9] },
+          { id: 2, callFrame: frame('serve', 'file:///repo/dist/app.js'), children: [3, 4] },
+          // Node's code the gateway calls itself (a header it sets) is its own work.
+          { id: 3, callFrame: frame('setHeader', 'node:_http_outgoing') },
+          { id: 4, callFrame: frame('LOG', 'file:///repo/node_modules/pino/lib/tools.js') },
+          { id: 5, callFrame: frame('dispatch', 'file:///repo/node_modules/koa-compose/index.js') },
+          { id: 6, callFrame: frame('writev', '') },
+          { id: 7, callFrame: frame('(garbage collector)', '') },
+          { id: 8, callFrame: frame('(idle)', '') },
+          { id: 9, callFrame: frame('parserOnIncoming', 'node:_http_server') },
+        ],
+        // A sample's time is the next delta: 2, 3, 5, 7, 11, 13 and 17 (idle) µs.
+        samples: [2, 3, 4, 5, 6, 7, 8, 9],
+        timeDeltas: [0, 2, 3, 5, 7, 11, 13, 17, 0],
+        startTime: 0,
+        endTime: 58,
+      },
+      2,
+    );
+    assert.deepEqual(work.microsPerRequest, { own: 5, koa: 3.5, node: 5.5, gc: 6.5, other: 0 });
+    assert.deepEqual(
+      work.ownByFile.map((row) => [row.name, row.ms]),
+      [['app.js', 5]],
     );
   });
 
