@@ -532,7 +532,7 @@ async function main(): Promise<void> {
         ? undefined
         : x.cpuMicrosPerRequest - y.cpuMicrosPerRequest;
     const optionalMedian = (value: number) => (Number.isNaN(value) ? null : value);
-    const complete = ['node', 'koa', 'gateway', 'gateway-warn', 'cold-gateway', 'cold-platform'].every(
+    const complete = ['node', 'koa', 'gateway', 'gateway-warn', 'cold-gateway', 'cold-proxy', 'cold-platform'].every(
       (id) => of(id as TargetId).length > 0,
     );
 
@@ -622,16 +622,18 @@ async function main(): Promise<void> {
           gatewayP99: medianOf('cold-gateway', (r) => r.p99Ms),
           platformP50: medianOf('cold-platform', (r) => r.p50Ms),
           platformP99: medianOf('cold-platform', (r) => r.p99Ms),
-          addedP50: perRound('cold-gateway', 'cold-platform', (x, y) => (x.p50Ms ?? NaN) - (y.p50Ms ?? NaN)),
+          addedP50: perRound('cold-gateway', 'cold-platform', p50Difference),
           addedP99: perRound('cold-gateway', 'cold-platform', (x, y) => (x.p99Ms ?? NaN) - (y.p99Ms ?? NaN)),
           gatewayCpuMicros: medianOf('cold-gateway', (r) => r.cpuMicrosPerRequest),
           platformCpuMicros: medianOf('cold-platform', (r) => r.cpuMicrosPerRequest),
-          cpuRatio: perRound(
-            'cold-gateway',
-            'cold-platform',
-            (x, y) => (x.cpuMicrosPerRequest ?? NaN) / (y.cpuMicrosPerRequest ?? NaN),
-          ),
+          cpuRatio: perRound('cold-gateway', 'cold-platform', cpuRatio),
           throughputRatio: perRound('cold-gateway', 'cold-platform', ratio),
+          proxyP50: medianOf('cold-proxy', (r) => r.p50Ms),
+          proxyCpuMicros: medianOf('cold-proxy', (r) => r.cpuMicrosPerRequest),
+          proxyAddedP50: perRound('cold-proxy', 'cold-platform', p50Difference),
+          proxyCpuRatio: perRound('cold-proxy', 'cold-platform', cpuRatio),
+          gatewayOverProxyCpuMicros: perRound('cold-gateway', 'cold-proxy', cpuDifference),
+          gatewayOverProxyP50: perRound('cold-gateway', 'cold-proxy', p50Difference),
         },
         collapse: {
           trials: collapse.trials,
