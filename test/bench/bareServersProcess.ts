@@ -1,19 +1,22 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
+import { Agent, request } from 'undici';
 import {
   answerMemory,
   type BareServersReady,
   CALIBRATION_WORK_MICROS,
   isParentMessage,
+  type PlatformCall,
   reportFailure,
 } from './childMessages.js';
 
 /**
  * Bench child: the two baselines the gateway cannot beat, serving the very bytes and
  * content type of the gateway's keywords answer: a bare node:http handler, and a bare
- * Koa app with one middleware. They wait for the parent's `serve` message (the bytes
- * are fetched from the gateway first), then listen on free loopback ports.
+ * Koa app with one middleware; the calibration servers; and the bare proxy, the floor of
+ * the cold path. They wait for the parent's `serve` message (the bytes are fetched from
+ * the gateway first), then listen on free loopback ports.
  */
 function listen(server: Server): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -33,7 +36,36 @@ function busyFor(micros: number): void {
   }
 }
 
-async function serve(body: string, contentType: string): Promise<BareServersReady> {
+const PROXY_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+function answerText(res: ServerResponse, status: number, text: string): void {
+  const bytes = Buffer.from(text);
+  res.writeHead(status, { 'content-type': PROXY_CONTENT_TYPE, 'content-length': bytes.length });
+  res.end(bytes);
+}
+
+/**
+ * The bare proxy: for each request, the gateway's own platform call (same URL, headers and
+ * body) through undici's request API, its body read as text and answered as is. Nothing else:
+ * no auth, limiter, cache, log or mapping. A cache miss of any gateway of this shape costs at
+ * least this on this machine: two HTTP exchanges, each write waking a process that waited.
+ */
+function bareProxy(call: PlatformCall): Server {
+  // One keep-alive Agent for the life of the process: the connection to the platform stays
+  // open between requests, as the gateway's does (it too goes through one undici Agent).
+  const dispatcher = new Agent();
+  return createServer((_req, res) => {
+    request(call.url, { dispatcher, method: 'POST', headers: call.headers, body: call.body })
+      .then(async ({ statusCode, body }) => {
+        const text = await body.text();
+        // Anything but a 200 is passed on as a 502, so that the bench reports it rather than measuring it.
+        answerText(res, statusCode === 200 ? 200 : 502, text);
+      })
+      .catch((err: unknown) => answerText(res, 502, JSON.stringify({ error: String(err) })));
+  });
+}
+
+async function serve(body: string, contentType: string, platformCall: PlatformCall): Promise<BareServersReady> {
   const bytes = Buffer.from(body);
   const nodeServer = createServer((_req, res) => {
     res.writeHead(200, { 'content-type': contentType, 'content-length': bytes.length });
@@ -45,7 +77,11 @@ async function serve(body: string, contentType: string): Promise<BareServersRead
     ctx.body = body;
   });
   const koaServer = createServer(koa.callback());
-  const [nodeUrl, koaUrl] = await Promise.all([listen(nodeServer), listen(koaServer)]);
+  const [nodeUrl, koaUrl, proxyUrl] = await Promise.all([
+    listen(nodeServer),
+    listen(koaServer),
+    listen(bareProxy(platformCall)),
+  ]);
   const koaWithWorkUrls: Record<number, string> = {};
   for (const micros of CALIBRATION_WORK_MICROS) {
     const app = new Koa();
@@ -56,13 +92,16 @@ async function serve(body: string, contentType: string): Promise<BareServersRead
     });
     koaWithWorkUrls[micros] = await listen(createServer(app.callback()));
   }
-  return { type: 'ready', nodeUrl, koaUrl, koaWithWorkUrls };
+  return { type: 'ready', nodeUrl, koaUrl, koaWithWorkUrls, proxyUrl };
 }
 
 process.on('message', (message: unknown) => {
   if (!isParentMessage(message)) return;
   if (message.type === 'serve')
-    serve(message.body, message.contentType).then((ready) => process.send?.(ready), reportFailure);
+    serve(message.body, message.contentType, message.platformCall).then(
+      (ready) => process.send?.(ready),
+      reportFailure,
+    );
   else if (message.type === 'stop') process.exit(0);
   else answerMemory(message);
 });

@@ -4,7 +4,7 @@ import { KeywordsDocument } from '../../src/generated/graphql.js';
 import { type RedisServer, redisServerInstalled, startRedisServer } from '../support/redisServer.js';
 import { type BenchChild, startBenchChild } from './benchChild.js';
 import { START_V8_FLAGS } from './buildSettings.js';
-import type { BareServersReady, GatewayReady, UpstreamsReady } from './childMessages.js';
+import type { BareServersReady, GatewayReady, PlatformCall, UpstreamsReady } from './childMessages.js';
 import { buildGateway } from './compiledGateway.js';
 import { get } from './httpCalls.js';
 
@@ -13,8 +13,8 @@ import { get } from './httpCalls.js';
  * the local upstreams, four gateways run as npm start runs them, esbuild's output on
  * plain node (the production default; the same with quiet logs; one without a cache
  * for cold calls; one with its limiter on a private redis-server), the production
- * default through tsx for context, and the two bare servers serving the gateway's own
- * keywords bytes.
+ * default through tsx for context, the two bare servers serving the gateway's own
+ * keywords bytes, and the bare proxy making the gateway's own platform call.
  */
 
 /** The warm call: one URL, requested again and again (a cache hit after the first). */
@@ -67,7 +67,7 @@ export interface BenchSetup {
   readonly redis: RedisServer | null;
   readonly authHeaders: Record<string, string>;
   /** The direct platform call of WARM_PATH's data: same operation, variables and headers as the gateway's. */
-  readonly platformCall: { readonly url: string; readonly headers: Record<string, string>; readonly body: string };
+  readonly platformCall: PlatformCall;
   readonly warmBody: string;
   readonly gatewayLog: string;
   /** Stops everything started so far (also after a failed start). */
@@ -169,24 +169,7 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
       throw new Error(`the gateway answered ${first.status} to ${WARM_PATH}: ${first.body.slice(0, 300)}`);
     const contentType = String(first.headers['content-type'] ?? '');
 
-    log('starting the bare node:http and Koa servers with the same bytes…');
-    const bare = await startBenchChild<BareServersReady>({
-      name: 'bare servers',
-      module: './bareServersProcess.ts',
-      env: {},
-      stdout: 'ignore',
-      nodeFlags: options.profileFlags,
-      firstMessage: { type: 'serve', body: first.body, contentType },
-    });
-    started.push(bare);
-    for (const url of [bare.ready.nodeUrl, bare.ready.koaUrl]) {
-      const answer = await get(`${url}${WARM_PATH}`);
-      if (answer.body !== first.body || answer.headers['content-type'] !== contentType) {
-        throw new Error(`${url} does not serve the gateway's bytes and content type`);
-      }
-    }
-
-    const platformCall = {
+    const platformCall: PlatformCall = {
       url: upstreams.ready.platform.url,
       // What graphql-request sends for the gateway: the printed document, variables, operation name.
       headers: {
@@ -200,6 +183,28 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
         operationName: 'Keywords',
       }),
     };
+
+    // The bare proxy makes the very call the direct platform row makes, so it starts with it.
+    log('starting the bare node:http and Koa servers with the same bytes, and the bare proxy…');
+    const bare = await startBenchChild<BareServersReady>({
+      name: 'bare servers',
+      module: './bareServersProcess.ts',
+      env: {},
+      stdout: 'ignore',
+      nodeFlags: options.profileFlags,
+      firstMessage: { type: 'serve', body: first.body, contentType, platformCall },
+    });
+    started.push(bare);
+    for (const url of [bare.ready.nodeUrl, bare.ready.koaUrl]) {
+      const answer = await get(`${url}${WARM_PATH}`);
+      if (answer.body !== first.body || answer.headers['content-type'] !== contentType) {
+        throw new Error(`${url} does not serve the gateway's bytes and content type`);
+      }
+    }
+    const proxied = await get(`${bare.ready.proxyUrl}${WARM_PATH}`);
+    if (proxied.status !== 200 || !proxied.body.includes('"data"')) {
+      throw new Error(`the bare proxy answered ${proxied.status}: ${proxied.body.slice(0, 300)}`);
+    }
 
     return {
       upstreams,

@@ -31,6 +31,18 @@ export interface BareServersReady {
   readonly koaUrl: string;
   /** Bare Koa doing a fixed amount of busy work per request: µs of work → URL (calibration). */
   readonly koaWithWorkUrls: Readonly<Record<number, string>>;
+  /**
+   * The bare proxy: node:http answering each request with the platform's answer to the
+   * gateway's own platform call, made through undici (the cold floor: two HTTP exchanges, no other work).
+   */
+  readonly proxyUrl: string;
+}
+
+/** One platform call, as the gateway sends it for the bench's URL. */
+export interface PlatformCall {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
 }
 
 export interface MemoryReport {
@@ -55,8 +67,13 @@ export interface ChildFailed {
 export type ParentMessage =
   | { readonly type: 'memory'; readonly id: number }
   | { readonly type: 'stop' }
-  /** Bare servers only: the bytes and content type to serve. */
-  | { readonly type: 'serve'; readonly body: string; readonly contentType: string };
+  /** Bare servers only: the bytes and content type to serve, and the platform call the bare proxy makes. */
+  | {
+      readonly type: 'serve';
+      readonly body: string;
+      readonly contentType: string;
+      readonly platformCall: PlatformCall;
+    };
 
 export function isParentMessage(value: unknown): value is ParentMessage {
   return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';

@@ -56,6 +56,18 @@ export interface BenchFigures {
     /** Medians of the per-round ratios gateway ÷ platform: CPU per request, and requests per second. */
     readonly cpuRatio: number;
     readonly throughputRatio: number;
+    /**
+     * The bare proxy (node:http and the same platform call through undici, nothing else): the
+     * floor any gateway of this shape pays here. Its p50 and CPU µs per request (medians).
+     */
+    readonly proxyP50: number;
+    readonly proxyCpuMicros: number;
+    /** Medians of the per-round figures bare proxy − platform (p50) and bare proxy ÷ platform (CPU per request). */
+    readonly proxyAddedP50: number;
+    readonly proxyCpuRatio: number;
+    /** Medians of the per-round differences gateway − bare proxy: the gateway's own cost per miss past the floor. */
+    readonly gatewayOverProxyCpuMicros: number;
+    readonly gatewayOverProxyP50: number;
   };
   /** 100 identical concurrent cold requests: platform calls they caused (the most over the trials). */
   readonly collapse: {
@@ -173,6 +185,18 @@ export function verdicts(f: BenchFigures): Verdict[] {
       result: passOrMiss(f.cold.addedP50 < 0.5),
     },
     {
+      figure: 'Cold floor: bare proxy added p50 (bare proxy − direct platform call)',
+      measured: `${ms(f.cold.proxyAddedP50)} (${ms(f.cold.proxyP50)} vs ${ms(f.cold.platformP50)})`,
+      target: '',
+      result: '',
+    },
+    {
+      figure: "Cold: gateway's own p50 per miss over the bare proxy",
+      measured: `${ms(f.cold.gatewayOverProxyP50)} (${ms(f.cold.gatewayP50)} vs ${ms(f.cold.proxyP50)})`,
+      target: '',
+      result: '',
+    },
+    {
       figure: 'Cold call added latency p99',
       measured: `${ms(f.cold.addedP99)} (${ms(f.cold.gatewayP99)} vs ${ms(f.cold.platformP99)})`,
       target: '',
@@ -183,6 +207,18 @@ export function verdicts(f: BenchFigures): Verdict[] {
       measured: `${ratio(f.cold.cpuRatio)} (${f.cold.gatewayCpuMicros.toFixed(0)} µs vs ${f.cold.platformCpuMicros.toFixed(0)} µs)`,
       target: '≤ 1.5',
       result: passOrMiss(f.cold.cpuRatio <= 1.5),
+    },
+    {
+      figure: 'Cold floor: bare proxy CPU ÷ platform',
+      measured: `${ratio(f.cold.proxyCpuRatio)} (${micros(f.cold.proxyCpuMicros)} vs ${micros(f.cold.platformCpuMicros)})`,
+      target: '',
+      result: '',
+    },
+    {
+      figure: "Cold: gateway's own CPU per miss over the bare proxy",
+      measured: `${micros(f.cold.gatewayOverProxyCpuMicros)} (${micros(f.cold.gatewayCpuMicros)} vs ${micros(f.cold.proxyCpuMicros)})`,
+      target: '',
+      result: '',
     },
     {
       figure: 'Cold throughput, 1 connection: gateway ÷ direct platform call',
@@ -239,6 +275,10 @@ function ratio(value: number): string {
 
 function ms(value: number): string {
   return `${value.toFixed(2)} ms`;
+}
+
+function micros(value: number): string {
+  return `${value.toFixed(0)} µs`;
 }
 
 function perRequest(calls: number, requests: number): string {

@@ -70,6 +70,7 @@ type TargetId =
   | 'gateway-redis'
   | 'gateway-tsx'
   | 'cold-gateway'
+  | 'cold-proxy'
   | 'cold-platform';
 
 interface Target {
@@ -203,6 +204,19 @@ function targetsOf(setup: BenchSetup): Target[] {
           connections: 1,
           seconds,
           headers: setup.authHeaders,
+          recordLatencies: true,
+        }),
+    },
+    {
+      // The floor of a cold request: the same two HTTP exchanges as the gateway's, no other work.
+      id: 'cold-proxy',
+      label: 'bare proxy: node:http + one undici call (1 connection)',
+      child: setup.bare,
+      run: (seconds) =>
+        runLoad({
+          url: `${setup.bare.ready.proxyUrl}${WARM_PATH}`,
+          connections: 1,
+          seconds,
           recordLatencies: true,
         }),
     },
@@ -518,7 +532,7 @@ async function main(): Promise<void> {
         ? undefined
         : x.cpuMicrosPerRequest - y.cpuMicrosPerRequest;
     const optionalMedian = (value: number) => (Number.isNaN(value) ? null : value);
-    const complete = ['node', 'koa', 'gateway', 'gateway-warn', 'cold-gateway', 'cold-platform'].every(
+    const complete = ['node', 'koa', 'gateway', 'gateway-warn', 'cold-gateway', 'cold-proxy', 'cold-platform'].every(
       (id) => of(id as TargetId).length > 0,
     );
 
@@ -554,6 +568,25 @@ async function main(): Promise<void> {
       log(
         `  gateway − gateway with tracing compiled out: ${tracingHooksCpuMicros.toFixed(1)} µs of server CPU per request (median of per-round differences)`,
       );
+    // The cold rows side by side: what each adds to the direct platform call, and what the
+    // gateway adds to the bare proxy (its own work per miss, past the floor of two exchanges).
+    const signed = (value: number, digits: number) => `${value >= 0 ? '+' : ''}${value.toFixed(digits)}`;
+    const p50Difference = (x: RunRecord, y: RunRecord) => (x.p50Ms ?? NaN) - (y.p50Ms ?? NaN);
+    const cpuRatio = (x: RunRecord, y: RunRecord) => (x.cpuMicrosPerRequest ?? NaN) / (y.cpuMicrosPerRequest ?? NaN);
+    const coldPairs: Array<[TargetId, TargetId, string]> = [
+      ['cold-gateway', 'cold-platform', 'gateway − direct platform call'],
+      ['cold-proxy', 'cold-platform', 'bare proxy − direct platform call'],
+      ['cold-gateway', 'cold-proxy', 'gateway − bare proxy'],
+    ];
+    for (const [a, b, name] of coldPairs) {
+      if (of(a).length === 0 || of(b).length === 0) continue;
+      const addedP50 = perRound(a, b, p50Difference);
+      const addedCpu = perRound(a, b, cpuDifference);
+      const cpuTimes = perRound(a, b, cpuRatio);
+      log(
+        `  cold, ${name}: p50 ${signed(addedP50, 3)} ms, server CPU ${signed(addedCpu, 0)} µs per request (${cpuTimes.toFixed(2)} ×) (medians of per-round figures)`,
+      );
+    }
 
     let figures: BenchFigures | null = null;
     if (complete) {
@@ -589,16 +622,18 @@ async function main(): Promise<void> {
           gatewayP99: medianOf('cold-gateway', (r) => r.p99Ms),
           platformP50: medianOf('cold-platform', (r) => r.p50Ms),
           platformP99: medianOf('cold-platform', (r) => r.p99Ms),
-          addedP50: perRound('cold-gateway', 'cold-platform', (x, y) => (x.p50Ms ?? NaN) - (y.p50Ms ?? NaN)),
+          addedP50: perRound('cold-gateway', 'cold-platform', p50Difference),
           addedP99: perRound('cold-gateway', 'cold-platform', (x, y) => (x.p99Ms ?? NaN) - (y.p99Ms ?? NaN)),
           gatewayCpuMicros: medianOf('cold-gateway', (r) => r.cpuMicrosPerRequest),
           platformCpuMicros: medianOf('cold-platform', (r) => r.cpuMicrosPerRequest),
-          cpuRatio: perRound(
-            'cold-gateway',
-            'cold-platform',
-            (x, y) => (x.cpuMicrosPerRequest ?? NaN) / (y.cpuMicrosPerRequest ?? NaN),
-          ),
+          cpuRatio: perRound('cold-gateway', 'cold-platform', cpuRatio),
           throughputRatio: perRound('cold-gateway', 'cold-platform', ratio),
+          proxyP50: medianOf('cold-proxy', (r) => r.p50Ms),
+          proxyCpuMicros: medianOf('cold-proxy', (r) => r.cpuMicrosPerRequest),
+          proxyAddedP50: perRound('cold-proxy', 'cold-platform', p50Difference),
+          proxyCpuRatio: perRound('cold-proxy', 'cold-platform', cpuRatio),
+          gatewayOverProxyCpuMicros: perRound('cold-gateway', 'cold-proxy', cpuDifference),
+          gatewayOverProxyP50: perRound('cold-gateway', 'cold-proxy', p50Difference),
         },
         collapse: {
           trials: collapse.trials,
