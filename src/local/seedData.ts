@@ -9,7 +9,6 @@ import type {
   SiteRecord,
 } from './platformData.js';
 import { SEED_ORGANIZATIONS } from './seedAccounts.js';
-import { type SeededRandom, seededRandom } from './seededRandom.js';
 
 /**
  * Demo content of the embedded stand-in for the platform, generated from the compact tables
@@ -420,3 +419,27 @@ function buildAuditRun(domain: string, audit: AuditRow, nowMs: number, random: S
     issues,
   };
 }
+
+/** mulberry32 seeded with the FNV-1a hash of the text: the same numbers on every run. */
+function seededRandom(seedText: string) {
+  let state = 0x811c9dc5;
+  for (let i = 0; i < seedText.length; i++) state = Math.imul(state ^ seedText.charCodeAt(i), 0x01000193) >>> 0;
+  const next = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(state ^ (state >>> 15), state | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  /** An integer in [min, max], both included. */
+  const int = (min: number, max: number): number => min + Math.floor(next() * (max - min + 1));
+  const hex = (length: number) => Array.from({ length }, () => int(0, 15).toString(16)).join('');
+  return {
+    next,
+    int,
+    chance: (probability: number) => next() < probability,
+    pick: <T>(items: readonly T[]): T => items[int(0, items.length - 1)] as T,
+    /** Shaped as a version-4 UUID. */
+    uuid: () => `${hex(8)}-${hex(4)}-4${hex(3)}-${'89ab'[int(0, 3)]}${hex(3)}-${hex(12)}`,
+  };
+}
+type SeededRandom = ReturnType<typeof seededRandom>;
