@@ -2,9 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { BASE62_ALPHABET, keyChecksum } from '../auth/keyChecksum.js';
+import { KEY_PREFIX_LENGTH, keyHashOf } from '../auth/keyFormat.js';
 import { DATA_FILE_NAME, readIfExists, USAGE_LOG_NAME, writeFileAtomically } from './dataDirFiles.js';
 import type { KeyEventLog } from './keyEvents.js';
-import { keyHashOf, keyPrefixOf, newPlaintextKey } from './keyMaterial.js';
 import { LOCAL_KEYS, LOCAL_OWNER_ID, SEED_KEYS, SEED_ORGANIZATIONS } from './seedAccounts.js';
 
 /**
@@ -236,7 +237,7 @@ export class KeyStore {
 
   private addKey(plaintext: string, fields: Omit<StoredKey, 'prefix' | 'lastUsedAt' | 'keyHash'>): StoredKey {
     const { id, organizationId, name, ...rest } = fields;
-    const prefix = keyPrefixOf(plaintext);
+    const prefix = plaintext.slice(0, KEY_PREFIX_LENGTH);
     const key = { id, organizationId, name, prefix, ...rest, lastUsedAt: null, keyHash: keyHashOf(plaintext) };
     this.keys.push(key);
     this.keysByHash.set(key.keyHash, key);
@@ -309,4 +310,19 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 function newKeyId(nowMs: number): string {
   const time = Array.from({ length: 10 }, (_, i) => CROCKFORD[Math.floor(nowMs / 32 ** (9 - i)) % 32]).join('');
   return `key_${time}${[...randomBytes(16)].map((byte) => CROCKFORD[byte % 32]).join('')}`;
+}
+
+/**
+ * `atl_` + 32 uniformly random base62 characters + their checksum, made with the gateway's own
+ * checksum code (src/auth) so the two sides cannot disagree about the format.
+ */
+export function newPlaintextKey(): string {
+  let randomPart = '';
+  while (randomPart.length < 32) {
+    for (const byte of randomBytes(48)) {
+      // 248 = 4 × 62: bytes at or above it would favour the first characters.
+      if (byte < 248 && randomPart.length < 32) randomPart += BASE62_ALPHABET[byte % 62];
+    }
+  }
+  return `atl_${randomPart}${keyChecksum(randomPart)}`;
 }

@@ -1,6 +1,6 @@
 /**
  * The organizations and keys the embedded stand-in for the key service starts with. The
- * plaintext keys are fixed constants (valid checksums, see keyMaterial.ts) so `npm start`, the
+ * plaintext keys are fixed constants (with valid checksums) so `npm start`, the
  * README and the tests can use them; the data file still stores only their SHA-256 hashes.
  */
 
