@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createKey } from '../../src/local/keyManagementClient.js';
+import { createKey } from '../../src/local/keysCli.js';
 import { LOCAL_OWNER_ID } from '../../src/local/seedAccounts.js';
 import { startLocalUpstreams } from '../../src/local/startLocalUpstreams.js';
 import { percentile } from './stats.js';
