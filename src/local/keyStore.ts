@@ -5,7 +5,6 @@ import { z } from 'zod';
 import { BASE62_ALPHABET, keyChecksum } from '../auth/keyChecksum.js';
 import { KEY_PREFIX_LENGTH, keyHashOf } from '../auth/keyFormat.js';
 import { DATA_FILE_NAME, readIfExists, USAGE_LOG_NAME, writeFileAtomically } from './dataDirFiles.js';
-import type { KeyEventLog } from './keyEvents.js';
 import { LOCAL_KEYS, LOCAL_OWNER_ID, SEED_KEYS, SEED_ORGANIZATIONS } from './seedAccounts.js';
 
 /**
@@ -66,6 +65,10 @@ export interface Organization {
 /** A usage event as the contract has it; `at` already checked to be an RFC 3339 date-time. */
 export type UsageEvent = { id: string; keyId: string; organizationId: string; at: string };
 
+/** The changes that make a cached verification stale, announced on the event stream. */
+export type KeyEventType = 'key.revoked' | 'organization.updated';
+type Emit = (type: KeyEventType, data: Record<string, unknown>) => void;
+
 export class DataFileInvalid extends Error {
   override name = 'DataFileInvalid';
   constructor(path: string, detail: string) {
@@ -86,14 +89,14 @@ export class KeyStore {
     /** Usage event id → when it was first received (ms). */
     private readonly usageIds: Map<string, number>,
     private readonly now: () => Date,
-    private readonly emit: KeyEventLog['append'],
+    private readonly emit: Emit,
   ) {
     this.organizations = new Map(organizations.map((org) => [org.id, org]));
     this.keysByHash = new Map(keys.map((key) => [key.keyHash, key]));
   }
 
   /** Opens the data in `dataDir` (or starts empty), adds any missing seed organization and key, and saves. */
-  static async open(dataDir: string, now: () => Date, emit: KeyEventLog['append']): Promise<KeyStore> {
+  static async open(dataDir: string, now: () => Date, emit: Emit): Promise<KeyStore> {
     await mkdir(dataDir, { recursive: true });
     const path = join(dataDir, DATA_FILE_NAME);
     const text = await readIfExists(path);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import Router, { type RouterContext } from '@koa/router';
@@ -5,8 +6,7 @@ import { z } from 'zod';
 import { keyHashOf } from '../auth/keyFormat.js';
 import { parseDateTime } from '../rfc3339.js';
 import { announceEndpoint, DATA_FILE_NAME, lockDataDir, withdrawEndpoint } from './dataDirFiles.js';
-import { KeyEventLog, toSseFrame } from './keyEvents.js';
-import { isActive, KeyStore, NAME_MAX_CHARACTERS } from './keyStore.js';
+import { isActive, type KeyEventType, KeyStore, NAME_MAX_CHARACTERS } from './keyStore.js';
 import { serveUpstream } from './localHttp.js';
 import { LOCAL_KEYS } from './seedAccounts.js';
 
@@ -69,8 +69,7 @@ export async function startLocalKeyService(options: LocalKeyServiceOptions) {
   try {
     const events = new KeyEventLog(now);
     const store = await KeyStore.open(options.dataDir, now, (type, data) => events.append(type, data));
-    const streams = new Set<PassThrough>();
-    const router = keyServiceRoutes(store, events, streams, options.pingIntervalMs ?? 15_000);
+    const router = keyServiceRoutes(store, events, options.pingIntervalMs ?? 15_000);
     const served = await serveUpstream(router, (status) => ({ error: ERROR_CODES[status] ?? 'internal_error' }));
     const announce = options.announce ?? true;
     if (announce) await announceEndpoint(options.dataDir, served);
@@ -87,7 +86,7 @@ export async function startLocalKeyService(options: LocalKeyServiceOptions) {
       demoKeyActive: demo !== null && isActive(demo.key, now().getTime()),
       close(): Promise<void> {
         closing ??= (async () => {
-          for (const stream of streams) stream.end();
+          for (const stream of events.streams) stream.end();
           await served.close();
           await store.save();
           if (announce) await withdrawEndpoint(options.dataDir);
@@ -102,7 +101,7 @@ export async function startLocalKeyService(options: LocalKeyServiceOptions) {
   }
 }
 
-function keyServiceRoutes(store: KeyStore, events: KeyEventLog, streams: Set<PassThrough>, pingMs: number): Router {
+function keyServiceRoutes(store: KeyStore, events: KeyEventLog, pingMs: number): Router {
   const router = new Router();
 
   router.post('/v1/keys/verify', (ctx) => {
@@ -126,15 +125,13 @@ function keyServiceRoutes(store: KeyStore, events: KeyEventLog, streams: Set<Pas
     ctx.body = stream;
     stream.write(': connected\n\n');
     const lastEventId = ctx.get('last-event-id').trim();
-    for (const event of lastEventId === '' ? [] : events.missedSince(lastEventId)) stream.write(toSseFrame(event));
-    const unsubscribe = events.subscribe((event) => stream.write(toSseFrame(event)));
+    for (const event of lastEventId === '' ? [] : events.missedSince(lastEventId)) stream.write(sseFrame(event));
     const ping = setInterval(() => stream.write(': ping\n\n'), pingMs);
     ping.unref();
-    streams.add(stream);
+    events.streams.add(stream);
     ctx.res.once('close', () => {
       clearInterval(ping);
-      unsubscribe();
-      streams.delete(stream);
+      events.streams.delete(stream);
       stream.end();
     });
   });
@@ -187,4 +184,54 @@ function actorWithKeyPermission(ctx: RouterContext): string {
   const permissions = ctx.get('x-actor-permissions').split(',');
   if (id === '' || !permissions.some((p) => p.trim() === 'manage_api_keys')) ctx.throw(403);
   return id;
+}
+
+type KeyEvent = { id: string; type: KeyEventType | 'reset'; data: Record<string, unknown>; seq: number; atMs: number };
+
+/**
+ * The change events, kept 10 minutes (as the contract says) for a client reconnecting with
+ * `Last-Event-ID`; when the events after its id are gone (older, or from before a restart) it
+ * gets `reset`. Each new event goes to every open stream.
+ */
+class KeyEventLog {
+  /** Ids of this process's events start with it; any other id predates a restart. */
+  private readonly bootId = randomBytes(4).toString('hex');
+  private readonly events: KeyEvent[] = [];
+  private seq = 0;
+  /** The highest seq already dropped from the log. */
+  private droppedThrough = 0;
+  readonly streams = new Set<PassThrough>();
+
+  constructor(private readonly now: () => Date) {}
+
+  append(type: KeyEventType, data: Record<string, unknown>): void {
+    this.seq += 1;
+    const event = { id: `${this.bootId}-${this.seq}`, type, data, seq: this.seq, atMs: this.now().getTime() };
+    this.events.push(event);
+    this.dropExpired();
+    for (const stream of this.streams) stream.write(sseFrame(event));
+  }
+
+  /** What a client that last saw `lastEventId` missed, or a reset when that cannot be told. */
+  missedSince(lastEventId: string): KeyEvent[] {
+    this.dropExpired();
+    const match = /^([0-9a-f]+)-(\d+)$/.exec(lastEventId.trim());
+    const seen = match && match[1] === this.bootId ? Number(match[2]) : null;
+    if (seen === null || seen > this.seq || seen < this.droppedThrough) {
+      // The reset carries the newest id, so reconnecting after it replays from here.
+      return [{ id: `${this.bootId}-${this.seq}`, type: 'reset', data: {}, seq: this.seq, atMs: 0 }];
+    }
+    return this.events.filter((event) => event.seq > seen);
+  }
+
+  private dropExpired(): void {
+    const oldestKept = this.now().getTime() - 10 * 60_000;
+    while ((this.events[0]?.atMs ?? Infinity) < oldestKept) {
+      this.droppedThrough = this.events.shift()?.seq ?? this.droppedThrough;
+    }
+  }
+}
+
+function sseFrame(event: KeyEvent): string {
+  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
 }
