@@ -4,7 +4,7 @@ import {
   buildSchema,
   type DocumentNode,
   type ExecutionResult,
-  execute,
+  executeSync,
   GraphQLError,
   GraphQLScalarType,
   type GraphQLSchema,
@@ -83,14 +83,13 @@ export function createPlatformExecutor(data: PlatformData): { execute(body: Grap
     execute(body) {
       const document = documentOf(body.query);
       if (Array.isArray(document)) return { errors: document };
-      const result = execute({
+      const result = executeSync({
         schema,
         document: document as DocumentNode,
         rootValue: root,
         variableValues: body.variables ?? undefined,
         operationName: body.operationName ?? undefined,
       });
-      if (result instanceof Promise) throw new Error('the local platform resolves synchronously');
       // No data at all: the variables did not fit the operation.
       if (!('data' in result) || result.data === undefined) {
         return { errors: (result.errors ?? []).map((e) => withCode(e, 'BAD_USER_INPUT')) };
@@ -103,36 +102,24 @@ export function createPlatformExecutor(data: PlatformData): { execute(body: Grap
 /** The vendored schema, with its Date and DateTime scalars checking what they accept. */
 function platformSchema(): GraphQLSchema {
   const schema = buildSchema(readFileSync(SCHEMA_PATH, 'utf8'));
-  const date = schema.getType('Date');
-  const dateTime = schema.getType('DateTime');
-  if (date instanceof GraphQLScalarType) checkScalar(date, isCalendarDate, 'Date must be a calendar date YYYY-MM-DD');
-  if (dateTime instanceof GraphQLScalarType) {
-    checkScalar(dateTime, (text) => parseDateTime(text) !== null, 'DateTime must be an RFC 3339 date-time');
-  }
+  checkScalar(schema, 'Date', isCalendarDate, 'Date must be a calendar date YYYY-MM-DD');
+  checkScalar(schema, 'DateTime', (text) => parseDateTime(text) !== null, 'DateTime must be an RFC 3339 date-time');
   return schema;
 }
 
-function checkScalar(type: GraphQLScalarType, accepts: (text: string) => boolean, message: string): void {
-  type.parseValue = (value: unknown) => {
+function checkScalar(schema: GraphQLSchema, name: string, accepts: (text: string) => boolean, message: string) {
+  const type = schema.getType(name);
+  if (!(type instanceof GraphQLScalarType)) throw new Error(`platform.graphql has no scalar ${name}`);
+  const checked = (value: unknown) => {
     if (typeof value !== 'string' || !accepts(value)) throw new GraphQLError(message);
     return value;
   };
-  type.parseLiteral = (node) => {
-    if (node.kind !== Kind.STRING || !accepts(node.value)) throw new GraphQLError(message);
-    return node.value;
-  };
+  type.parseValue = checked;
+  type.parseLiteral = (node) => checked(node.kind === Kind.STRING ? node.value : null);
 }
 
-/** The error with `code` in its extensions, unless it has one already. */
+/** The error with `code` in its extensions unless it has one: graphql made it for this document or request alone. */
 function withCode(error: GraphQLError, code: string): GraphQLError {
-  if (error.extensions.code !== undefined) return error;
-  const { message, nodes, source, positions, path, originalError, extensions } = error;
-  return new GraphQLError(message, {
-    nodes,
-    source,
-    positions,
-    path,
-    originalError,
-    extensions: { ...extensions, code },
-  });
+  error.extensions.code ??= code;
+  return error;
 }
