@@ -15,8 +15,8 @@ import {
 import { z } from 'zod';
 import { isCalendarDate, parseDateTime } from '../rfc3339.js';
 import { type ServedUpstream, serveUpstream } from './localHttp.js';
-import type { PlatformData } from './platformData.js';
 import { rootValue } from './platformResolvers.js';
+import type { PlatformData } from './seedData.js';
 
 /**
  * The embedded stand-in for the platform: a real GraphQL server for the vendored platform.graphql, on

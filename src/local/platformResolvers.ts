@@ -1,16 +1,6 @@
 import { GraphQLError } from 'graphql';
 import { compareCodePoints } from '../mappers/codePointOrder.js';
-import type {
-  AiVisibilityRecord,
-  AuditRunRecord,
-  AuditRunStatus,
-  AuditSeverity,
-  KeywordRecord,
-  OrganizationRecord,
-  PlatformData,
-  RollupWindow,
-  SiteRecord,
-} from './platformData.js';
+import type { AuditRunStatus, AuditSeverity, PlatformData, RollupWindow, SiteRecord } from './seedData.js';
 
 /**
  * The resolvers of the embedded stand-in for the platform, as plain objects over the records:
@@ -22,6 +12,10 @@ import type {
 /** The platform refuses larger pages with BAD_USER_INPUT. */
 export const PAGE_MAX = 200;
 
+type OrganizationRecord = NonNullable<ReturnType<PlatformData['organizations']['get']>>;
+type KeywordRecord = SiteRecord['keywords'][number];
+type AuditRunRecord = SiteRecord['auditRuns'][number];
+type AiVisibilityRecord = NonNullable<SiteRecord['aiVisibility']>;
 type OrderField = 'POSITION' | 'SEARCH_VOLUME' | 'KEYWORD' | 'CREATED_AT';
 type Direction = 'ASC' | 'DESC';
 

@@ -1,13 +1,4 @@
 import { DAY_MS } from './keyStore.js';
-import type {
-  AuditRunRecord,
-  AuditRunStatus,
-  AuditSeverity,
-  PlatformData,
-  RollupRecord,
-  RollupWindow,
-  SiteRecord,
-} from './platformData.js';
 import { SEED_ORGANIZATIONS } from './seedAccounts.js';
 
 /**
@@ -27,7 +18,7 @@ import { SEED_ORGANIZATIONS } from './seedAccounts.js';
  * org_starter (starter), org_capped (pro, at its ceiling), org_other (enterprise, has its own
  * acme.com), org_legacy (unknown plan): one site each.
  */
-export function seedPlatformData(now: Date = new Date()): PlatformData {
+export function seedPlatformData(now: Date = new Date()) {
   const organizations = new Map(
     Object.entries(SITE_SPECS).map(([id, specs]) => {
       const name = SEED_ORGANIZATIONS.find((org) => org.id === id)?.name ?? id;
@@ -36,6 +27,17 @@ export function seedPlatformData(now: Date = new Date()): PlatformData {
   );
   return { organizations };
 }
+
+/**
+ * The records served, shaped after platform.graphql and never changed once seeded. Date-times
+ * keep the offset they were written with (the platform may send any, not only Z); `position`
+ * 0 or null is not ranked; rank checks are daily, oldest first, with some days missing.
+ */
+export type PlatformData = ReturnType<typeof seedPlatformData>;
+export type SiteRecord = ReturnType<typeof buildSite>;
+export type AuditRunStatus = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
+export type AuditSeverity = 'CRITICAL' | 'WARNING' | 'INFO';
+export type RollupWindow = 'DAYS_7' | 'DAYS_30' | 'DAYS_90';
 
 const HOUR_MS = 3_600_000;
 const MINUTE_MS = 60_000;
@@ -271,7 +273,7 @@ const PAGE_PATHS = [
 const SEVERITIES: readonly AuditSeverity[] = ['CRITICAL', 'WARNING', 'INFO'];
 const WINDOWS: readonly RollupWindow[] = ['DAYS_7', 'DAYS_30', 'DAYS_90'];
 
-function buildSite(spec: SiteSpec, nowMs: number): SiteRecord {
+function buildSite(spec: SiteSpec, nowMs: number) {
   const id = spec.id ?? `site_${spec.domain.replace(/\W/g, '_')}`;
   const random = seededRandom(id);
   const todayMs = nowMs - (nowMs % DAY_MS);
@@ -375,15 +377,15 @@ function positionSeries(row: KeywordRow | null, history: number, random: SeededR
 }
 
 /** Eight weekly rollups per window, drifting from `scoreBps`, and one more for DAYS_30. */
-function rollups(scoreBps: number, nowMs: number, random: SeededRandom): RollupRecord[] {
-  const rollup = (window: RollupWindow, score: number, computedMs: number, offset: number): RollupRecord => ({
+function rollups(scoreBps: number, nowMs: number, random: SeededRandom) {
+  const rollup = (window: RollupWindow, score: number, computedMs: number, offset: number) => ({
     window,
     scoreBps: score,
     appearanceRate: Math.round(Math.min(1, (score / 10_000) * (0.6 + random.next() * 0.2)) * 1000) / 1000,
     shareOfVoice: Math.round(Math.min(1, (score / 10_000) * (0.3 + random.next() * 0.2)) * 1000) / 1000,
     computedAt: dateTimeWithOffset(computedMs, offset),
   });
-  const all: RollupRecord[] = [];
+  const all: ReturnType<typeof rollup>[] = [];
   for (const window of WINDOWS) {
     let score = scoreBps;
     for (let week = 0; week < 8; week++) {
@@ -397,7 +399,7 @@ function rollups(scoreBps: number, nowMs: number, random: SeededRandom): RollupR
   return all;
 }
 
-function buildAuditRun(domain: string, audit: AuditRow, nowMs: number, random: SeededRandom): AuditRunRecord {
+function buildAuditRun(domain: string, audit: AuditRow, nowMs: number, random: SeededRandom) {
   const [status, startedMinutesAgo, offset, durationMinutes, scores, counts] = audit;
   const startedMs = nowMs - startedMinutesAgo * MINUTE_MS;
   const issues = SEVERITIES.flatMap((severity) =>

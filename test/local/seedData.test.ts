@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { SiteRecord } from '../../src/local/platformData.js';
 import { SEED_KEYS, SEED_ORGANIZATIONS } from '../../src/local/seedAccounts.js';
+import type { SiteRecord } from '../../src/local/seedData.js';
 import { seedPlatformData } from '../../src/local/seedData.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
