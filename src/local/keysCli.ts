@@ -47,15 +47,8 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-export interface CliOutput {
-  out(line: string): void;
-  err(line: string): void;
-}
-
-export interface Actor {
-  readonly id: string;
-  readonly permissions: readonly string[];
-}
+export type CliOutput = { out(line: string): void; err(line: string): void };
+export type Actor = { id: string; permissions: readonly string[] };
 
 /** A command: the lines it prints once done against the key service. */
 type Command = (target: UpstreamTarget) => Promise<string[]>;
@@ -176,19 +169,9 @@ function commandOf(argv: readonly string[]): Command | 'help' {
     case 'list':
       return async (target) => {
         const { keys } = await call<{ keys: Key[] }>(target, actor, 'GET', keysPath(org), { organizationId: org });
-        const rows = keys.map((k) => [
-          k.id,
-          k.prefix,
-          keyState(k),
-          k.permissions.join(',') || '-',
-          k.expiresAt,
-          k.name,
-        ]);
-        return print({ keys }, () =>
-          keys.length === 0
-            ? [`${org} has no keys`]
-            : table([['ID', 'PREFIX', 'STATE', 'PERMISSIONS', 'EXPIRES', 'NAME'], ...rows]),
-        );
+        const row = (k: Key) => [k.id, k.prefix, keyState(k), k.permissions.join(',') || '-', k.expiresAt, k.name];
+        const header = ['ID', 'PREFIX', 'STATE', 'PERMISSIONS', 'EXPIRES', 'NAME'];
+        return print({ keys }, () => (keys.length ? table([header, ...keys.map(row)]) : [`${org} has no keys`]));
       };
     case 'revoke':
       if (!keyId) throw new UsageError('revoke needs the key id: revoke --org <id> <keyId>');
@@ -311,17 +294,10 @@ function table(rows: readonly string[][]): string[] {
   );
 }
 
-function commaList(text: string): string[] {
-  return text
-    .trim()
-    .split(/\s*,\s*/)
-    .filter(Boolean);
-}
+const commaList = (text: string): string[] => text.split(',').flatMap((part) => part.trim() || []);
 
-function keyState(key: Key): 'active' | 'expired' | 'revoked' {
-  if (key.revokedAt !== null) return 'revoked';
-  return Date.parse(key.expiresAt) <= Date.now() ? 'expired' : 'active';
-}
+const keyState = (key: Key) =>
+  key.revokedAt !== null ? 'revoked' : Date.parse(key.expiresAt) <= Date.now() ? 'expired' : 'active';
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const writeTo = (stream: NodeJS.WriteStream) => (line: string) => void stream.write(`${line}\n`);
