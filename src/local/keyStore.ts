@@ -99,15 +99,13 @@ export class KeyStore {
   static async open(dataDir: string, now: () => Date, emit: Emit): Promise<KeyStore> {
     await mkdir(dataDir, { recursive: true });
     const path = join(dataDir, DATA_FILE_NAME);
-    const text = await readIfExists(path);
-    let json: unknown = { version: 1, organizations: [], keys: [] };
+    const text = (await readIfExists(path)) ?? '{ "version": 1, "organizations": [], "keys": [] }';
+    let data: z.infer<typeof DataFileSchema>;
     try {
-      if (text !== null) json = JSON.parse(text);
-    } catch {
-      throw new DataFileInvalid(path, 'not JSON');
+      data = DataFileSchema.parse(JSON.parse(text));
+    } catch (err: unknown) {
+      throw new DataFileInvalid(path, err instanceof z.ZodError ? (err.issues[0]?.message ?? '') : 'not JSON');
     }
-    const data = DataFileSchema.safeParse(json);
-    if (!data.success) throw new DataFileInvalid(path, data.error.issues[0]?.message ?? 'unexpected shape');
     // The usage log: one `<received ms> <event id>` line per event; ids past the retention are dropped.
     const usageIds = new Map<string, number>();
     for (const line of ((await readIfExists(join(dataDir, USAGE_LOG_NAME))) ?? '').split('\n')) {
@@ -115,7 +113,7 @@ export class KeyStore {
       const receivedMs = Number(ms);
       if (id && now().getTime() - receivedMs <= USAGE_ID_RETENTION_MS) usageIds.set(id, receivedMs);
     }
-    const store = new KeyStore(dataDir, data.data.organizations, data.data.keys, usageIds, now, emit);
+    const store = new KeyStore(dataDir, data.organizations, data.keys, usageIds, now, emit);
     store.addMissingSeed();
     await writeFileAtomically(join(dataDir, USAGE_LOG_NAME), usageLines(usageIds));
     await store.save();
@@ -176,8 +174,6 @@ export class KeyStore {
       createdAt: iso(nowMs),
       createdBy: actorId,
       expiresAt: iso(expiresAtMs),
-      revokedAt: null,
-      revokedBy: null,
     });
     await this.save();
     return { key: publicKey(key), plaintext };
@@ -238,10 +234,12 @@ export class KeyStore {
     return this.keys.find((key) => key.id === keyId && key.organizationId === organizationId);
   }
 
-  private addKey(plaintext: string, fields: Omit<StoredKey, 'prefix' | 'lastUsedAt' | 'keyHash'>): StoredKey {
+  /** A new key, neither revoked nor used yet. */
+  private addKey(plaintext: string, fields: Omit<Key, 'prefix' | 'revokedAt' | 'revokedBy' | 'lastUsedAt'>): StoredKey {
     const { id, organizationId, name, ...rest } = fields;
     const prefix = plaintext.slice(0, KEY_PREFIX_LENGTH);
-    const key = { id, organizationId, name, prefix, ...rest, lastUsedAt: null, keyHash: keyHashOf(plaintext) };
+    const unused = { revokedAt: null, revokedBy: null, lastUsedAt: null };
+    const key = { id, organizationId, name, prefix, ...rest, ...unused, keyHash: keyHashOf(plaintext) };
     this.keys.push(key);
     this.keysByHash.set(key.keyHash, key);
     return key;
@@ -271,22 +269,20 @@ export class KeyStore {
       this.currentPeriod(organization);
       this.organizations.set(id, organization);
     }
-    for (const seed of SEED_KEYS) {
-      const plaintext = LOCAL_KEYS[seed.name];
-      if (this.keysByHash.has(keyHashOf(plaintext)) || this.keys.some((key) => key.id === seed.id)) continue;
-      const createdMs = nowMs - { active: 0, expired: 400, revoked: 60 }[seed.state] * DAY_MS;
-      const revoked = seed.state === 'revoked';
-      this.addKey(plaintext, {
-        id: seed.id,
-        organizationId: seed.organizationId,
-        name: seed.label,
-        permissions: [seed.permission],
+    for (const [plaintextName, id, organizationId, name, permission, state] of SEED_KEYS) {
+      const plaintext = LOCAL_KEYS[plaintextName];
+      if (this.keysByHash.has(keyHashOf(plaintext)) || this.keys.some((key) => key.id === id)) continue;
+      const createdMs = nowMs - { active: 0, expired: 400, revoked: 60 }[state] * DAY_MS;
+      const key = this.addKey(plaintext, {
+        id,
+        organizationId,
+        name,
+        permissions: [permission],
         createdAt: iso(createdMs),
         createdBy: LOCAL_OWNER_ID,
-        expiresAt: iso(seed.state === 'expired' ? nowMs - 30 * DAY_MS : createdMs + MAX_LIFETIME_DAYS * DAY_MS),
-        revokedAt: revoked ? iso(nowMs - DAY_MS) : null,
-        revokedBy: revoked ? LOCAL_OWNER_ID : null,
+        expiresAt: iso(state === 'expired' ? nowMs - 30 * DAY_MS : createdMs + MAX_LIFETIME_DAYS * DAY_MS),
       });
+      if (state === 'revoked') Object.assign(key, { revokedAt: iso(nowMs - DAY_MS), revokedBy: LOCAL_OWNER_ID });
     }
   }
 }
