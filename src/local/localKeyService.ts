@@ -140,13 +140,8 @@ function keyServiceRoutes(store: KeyStore, events: KeyEventLog, pingMs: number):
     const actorId = actorWithKeyPermission(ctx);
     if (!store.hasOrganization(organizationOf(ctx))) ctx.throw(404);
     const result = await store.createKey(organizationOf(ctx), actorId, parsed(ctx, CreateKeyBody));
-    if ('error' in result) {
-      ctx.status = CREATE_REFUSALS[result.error];
-      ctx.body = { error: result.error };
-      return;
-    }
-    ctx.set('cache-control', 'no-store');
-    ctx.status = 201;
+    ctx.status = 'error' in result ? CREATE_REFUSALS[result.error] : 201;
+    if (ctx.status === 201) ctx.set('cache-control', 'no-store'); // the plaintext is in this answer only
     ctx.body = result;
   });
 
