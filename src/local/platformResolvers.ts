@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
+import type { AuditSeverity, TrackedKeywordOrder, TrackedKeywordOrderField } from '../generated/graphql.js';
 import { compareCodePoints } from '../mappers/codePointOrder.js';
-import type { AuditRunStatus, AuditSeverity, PlatformData, RollupWindow, SiteRecord } from './seedData.js';
+import type { AuditRunStatus, PlatformData, RollupWindow, SiteRecord } from './seedData.js';
 
 /**
  * The resolvers of the embedded stand-in for the platform, as plain objects over the records:
@@ -10,23 +11,14 @@ import type { AuditRunStatus, AuditSeverity, PlatformData, RollupWindow, SiteRec
  */
 
 /** The platform refuses larger pages with BAD_USER_INPUT. */
-export const PAGE_MAX = 200;
+const PAGE_MAX = 200;
 
 type OrganizationRecord = NonNullable<ReturnType<PlatformData['organizations']['get']>>;
 type KeywordRecord = SiteRecord['keywords'][number];
 type AuditRunRecord = SiteRecord['auditRuns'][number];
 type AiVisibilityRecord = NonNullable<SiteRecord['aiVisibility']>;
-type OrderField = 'POSITION' | 'SEARCH_VOLUME' | 'KEYWORD' | 'CREATED_AT';
-type Direction = 'ASC' | 'DESC';
-
-interface PageArgs {
-  first?: number | null;
-  after?: string | null;
-}
-interface KeywordOrder {
-  field: OrderField;
-  direction: Direction;
-}
+type PageArgs = { first?: number | null; after?: string | null };
+type KeywordArgs = PageArgs & { filter?: { ranked?: boolean | null } | null; orderBy?: TrackedKeywordOrder | null };
 
 export function rootValue(data: PlatformData): { organization(args: { id: string }): unknown } {
   const nodes = new Map([...data.organizations].map(([id, record]) => [id, organizationNode(record)]));
@@ -57,14 +49,14 @@ function siteNode(record: SiteRecord) {
     /** The newest check on or before the date (none given: the newest of all); null when none. */
     rankSnapshot: ({ onOrBefore }: { onOrBefore?: string | null }) =>
       record.rankChecks.findLast((check) => onOrBefore == null || check.date <= onOrBefore) ?? null,
-    trackedKeywords(args: PageArgs & { filter?: { ranked?: boolean | null } | null; orderBy?: KeywordOrder | null }) {
-      const { field, direction } = args.orderBy ?? { field: 'CREATED_AT', direction: 'ASC' };
+    trackedKeywords(args: KeywordArgs) {
+      const order: TrackedKeywordOrder = args.orderBy ?? { field: 'CREATED_AT', direction: 'ASC' };
       const ranked = args.filter?.ranked ?? null;
-      const scope = `kw:${record.id}:${field}:${direction}:${ranked ?? '*'}`;
+      const scope = `kw:${record.id}:${order.field}:${order.direction}:${ranked ?? '*'}`;
       let list = orderings.get(scope);
       if (!list) {
         list = record.keywords.filter((k) => ranked === null || ranked === rankOf(k.position) > 0);
-        orderings.set(scope, list.sort(keywordOrder(field, direction)));
+        orderings.set(scope, list.sort(keywordOrder(order)));
       }
       return { ...connection(list, args, 50, scope), totalCount: list.length };
     },
@@ -114,7 +106,7 @@ function asciiLowerCase(text: string): string {
 }
 
 /** The schema's orderings: POSITION counts 0 and null as 0 (unranked FIRST with ASC), SEARCH_VOLUME null as 0. */
-const DIFFERENCE: Readonly<Record<OrderField, (a: KeywordRecord, b: KeywordRecord) => number>> = {
+const DIFFERENCE: Readonly<Record<TrackedKeywordOrderField, (a: KeywordRecord, b: KeywordRecord) => number>> = {
   POSITION: (a, b) => rankOf(a.position) - rankOf(b.position),
   SEARCH_VOLUME: (a, b) => (a.searchVolume ?? 0) - (b.searchVolume ?? 0),
   KEYWORD: (a, b) => compareCodePoints(a.keyword, b.keyword),
@@ -122,7 +114,7 @@ const DIFFERENCE: Readonly<Record<OrderField, (a: KeywordRecord, b: KeywordRecor
 };
 
 /** Ties go by keyword text ascending by code point, whatever the direction; the id settles the rest. */
-function keywordOrder(field: OrderField, direction: Direction): (a: KeywordRecord, b: KeywordRecord) => number {
+function keywordOrder({ field, direction }: TrackedKeywordOrder): (a: KeywordRecord, b: KeywordRecord) => number {
   const sign = direction === 'ASC' ? 1 : -1;
   return (a, b) =>
     sign * DIFFERENCE[field](a, b) || compareCodePoints(a.keyword, b.keyword) || compareCodePoints(a.id, b.id);

@@ -1,3 +1,4 @@
+import type { AuditSeverity } from '../generated/graphql.js';
 import { DAY_MS } from './keyStore.js';
 import { SEED_ORGANIZATIONS } from './seedAccounts.js';
 
@@ -36,7 +37,6 @@ export function seedPlatformData(now: Date = new Date()) {
 export type PlatformData = ReturnType<typeof seedPlatformData>;
 export type SiteRecord = ReturnType<typeof buildSite>;
 export type AuditRunStatus = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
-export type AuditSeverity = 'CRITICAL' | 'WARNING' | 'INFO';
 export type RollupWindow = 'DAYS_7' | 'DAYS_30' | 'DAYS_90';
 
 const HOUR_MS = 3_600_000;
