@@ -4,11 +4,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import type { UpstreamTarget } from '../config.js';
 
-/**
- * The embedded stand-in's data directory (LOCAL_DATA_DIR, `.local` by default): the key
- * service's data files, a lock so only one process writes them, and the endpoint of the running
- * service so `npm run keys` can talk to it from another process.
- */
+/** The embedded stand-in's data directory: the key service's files, its lock, its endpoint for `npm run keys`. */
 
 export const DATA_FILE_NAME = 'key-service.json';
 export const USAGE_LOG_NAME = 'key-service.usage-events.log';

@@ -8,10 +8,8 @@ import { DATA_FILE_NAME, readIfExists, USAGE_LOG_NAME, writeFileAtomically } fro
 import { LOCAL_KEYS, LOCAL_OWNER_ID, SEED_KEYS, SEED_ORGANIZATIONS } from './seedAccounts.js';
 
 /**
- * The state and rules of the embedded stand-in for the key service (key-service.md; spec 3.1
- * and 5.1): keys stored only as hashes, at most 50 active keys per organization, expiry 365 days
- * by default and at most 730, revoke immediate and idempotent with the record kept, usage counted
- * once per event id. Every change is on disk (temp file + rename) before its answer is given.
+ * The state and rules of the embedded stand-in for the key service (key-service.md; spec 3.1 and
+ * 5.1). Keys are stored only as hashes; every change is on disk before its answer is given.
  */
 
 export const DAY_MS = 86_400_000;

@@ -8,11 +8,8 @@ import { startLocalKeyService } from './localKeyService.js';
 import { LOCAL_OWNER_ID } from './seedAccounts.js';
 
 /**
- * `npm run keys -- create|list|revoke ...`, the embedded stand-in's key CLI: key management over
- * the key service's HTTP contract. With KEY_SERVICE_URL (and KEY_SERVICE_TOKEN) set it talks to
- * that service; otherwise to the local one: the running `npm start` (found through the endpoint
- * it writes into the data directory) or, when none runs, one started in this process over the
- * same data file. It acts as a local owner holding manage_api_keys unless told otherwise.
+ * `npm run keys`, the embedded stand-in's key CLI, over the key service's HTTP contract: to
+ * KEY_SERVICE_URL when set, else to the running `npm start`'s local key service, else to one of its own.
  */
 
 /** What each permission grants (public-rest-v1.md 5.2); any other name grants nothing, so it is refused unless told. */

@@ -11,10 +11,9 @@ import { serveUpstream } from './localHttp.js';
 import { LOCAL_KEYS } from './seedAccounts.js';
 
 /**
- * The embedded stand-in for the key service: every call of key-service.md over HTTP on
- * loopback, with the data in `<dataDir>/key-service.json`. Beyond the contract it has one
- * local administration call, PATCH /v1/organizations/{id} {plan?, ceiling?}, which announces
- * `organization.updated` (the real service changes plans elsewhere).
+ * The embedded stand-in for the key service: every call of key-service.md, plus one local one,
+ * PATCH /v1/organizations/{id} {plan?, ceiling?}, announcing `organization.updated` (the real
+ * service changes plans elsewhere).
  */
 
 export interface LocalKeyServiceOptions {

@@ -18,11 +18,7 @@ import { type ServedUpstream, serveUpstream } from './localHttp.js';
 import { rootValue } from './platformResolvers.js';
 import type { PlatformData } from './seedData.js';
 
-/**
- * The embedded stand-in for the platform: a real GraphQL server for the vendored platform.graphql, on
- * loopback, with the platform's service-token auth and page limit. Parsing and validating
- * happen once per distinct query text, so a benchmark measures the gateway, not this.
- */
+/** The embedded stand-in for the platform: a GraphQL server for the vendored platform.graphql. */
 
 const GraphQLRequestBody = z.object({
   query: z.string().refine((query) => query.trim() !== '', 'query must be a non-empty string'),
@@ -73,6 +69,7 @@ export function createPlatformExecutor(data: PlatformData): { execute(body: Grap
     } catch (err: unknown) {
       prepared = [withCode(err instanceof GraphQLError ? err : new GraphQLError(String(err)), 'GRAPHQL_PARSE_FAILED')];
     }
+    // Parsed and validated once per query text, so a benchmark measures the gateway, not this.
     // Bounded: the oldest text goes first; the gateway only ever sends a handful.
     if (documents.size >= MAX_CACHED_DOCUMENTS) documents.delete(documents.keys().next().value ?? '');
     documents.set(query, prepared);

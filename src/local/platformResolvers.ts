@@ -4,10 +4,9 @@ import { compareCodePoints } from '../mappers/codePointOrder.js';
 import type { AuditRunStatus, PlatformData, RollupWindow, SiteRecord } from './seedData.js';
 
 /**
- * The resolvers of the embedded stand-in for the platform, as plain objects over the records:
- * graphql's default field resolver reads a property, or calls a function of the same name with
- * the field's arguments. Each argument follows the schema's comments to the letter; the gateway
- * depends on them.
+ * The resolvers of the embedded stand-in for the platform, as plain objects: graphql's default
+ * resolver reads a property, or calls a function of that name with the field's arguments. Each
+ * argument follows the schema's comments to the letter; the gateway depends on them.
  */
 
 /** The platform refuses larger pages with BAD_USER_INPUT. */

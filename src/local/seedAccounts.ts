@@ -1,7 +1,6 @@
 /**
- * The organizations and keys the embedded stand-in for the key service starts with. The
- * plaintext keys are fixed constants (with valid checksums) so `npm start`, the
- * README and the tests can use them; the data file still stores only their SHA-256 hashes.
+ * The organizations and keys the embedded stand-in starts with. The plaintext keys are fixed so
+ * `npm start`, the README and the tests can use them; the data file stores only their hashes.
  */
 
 /** `ceiling` null: none; `usedAtPeriodStart`: usage already counted when a period starts (capped starts full). */
