@@ -54,13 +54,8 @@ class UsageError extends Error {}
 
 export class KeyManagementRefusal extends Error {
   override name = 'KeyManagementRefusal';
-  /** `connectionRefused`: the connection was never made, so nothing happened. */
-  constructor(
-    message: string,
-    readonly connectionRefused = false,
-  ) {
-    super(message);
-  }
+  /** The connection was never made, so nothing happened. */
+  connectionRefused = false;
 }
 
 /** Runs one command; answers the exit code (0 done, 1 refused or failed, 2 wrong usage). */
@@ -97,15 +92,13 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput): Pr
  * The key CLI's configuration: only KEY_SERVICE_URL / KEY_SERVICE_TOKEN (null: the local key
  * service) and LOCAL_DATA_DIR matter, so an operator can manage keys without naming a platform.
  */
-export function loadKeyCliConfig(env: Readonly<Record<string, string | undefined>> = processEnvironment()): {
-  keyService: UpstreamTarget | null;
-  localDataDir: string;
-} {
+export function loadKeyCliConfig(env: Readonly<Record<string, string | undefined>> = processEnvironment()) {
   const parsed = KeyCliEnvSchema.safeParse(env);
   if (!parsed.success) throw new ConfigError(problemLines(parsed.error));
   const { KEY_SERVICE_URL: url, KEY_SERVICE_TOKEN: token, LOCAL_DATA_DIR: localDataDir } = parsed.data;
   if (url && !token) throw new ConfigError(['KEY_SERVICE_TOKEN is required with KEY_SERVICE_URL']);
-  return { keyService: url && token ? { url: url.replace(/\/+$/, ''), token } : null, localDataDir };
+  const keyService: UpstreamTarget | null = url && token ? { url: url.replace(/\/+$/, ''), token } : null;
+  return { keyService, localDataDir };
 }
 
 /** What the command line asks for, or a UsageError saying what is wrong with it. */
@@ -244,10 +237,8 @@ async function call<T>(
     // fetch wraps the system error (ECONNREFUSED...) in its cause.
     const code = errorCode(err) ?? errorCode((err as { cause?: unknown }).cause);
     const reason = typeof code === 'string' ? code : err instanceof Error ? err.name : 'error';
-    throw new KeyManagementRefusal(
-      `the key service at ${target.url} is unreachable (${reason})`,
-      code === 'ECONNREFUSED',
-    );
+    const refusal = new KeyManagementRefusal(`the key service at ${target.url} is unreachable (${reason})`);
+    throw Object.assign(refusal, { connectionRefused: code === 'ECONNREFUSED' });
   }
   const answer: unknown = await response.json().catch(() => null);
   if (response.ok) return answer as T;

@@ -100,9 +100,7 @@ function auditRunNode(record: AuditRunRecord) {
 const rankOf = (position: number | null): number => (position !== null && position > 0 ? position : 0);
 
 /** ASCII-only lower case: the schema folds A–Z and nothing else. */
-function asciiLowerCase(text: string): string {
-  return text.replace(/[A-Z]/g, (letter) => String.fromCharCode(letter.charCodeAt(0) + 32));
-}
+const asciiLowerCase = (text: string): string => text.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
 
 /** The schema's orderings: POSITION counts 0 and null as 0 (unranked FIRST with ASC), SEARCH_VOLUME null as 0. */
 const DIFFERENCE: Readonly<Record<TrackedKeywordOrderField, (a: KeywordRecord, b: KeywordRecord) => number>> = {
@@ -119,9 +117,7 @@ function keywordOrder({ field, direction }: TrackedKeywordOrder): (a: KeywordRec
     sign * DIFFERENCE[field](a, b) || compareCodePoints(a.keyword, b.keyword) || compareCodePoints(a.id, b.id);
 }
 
-function badUserInput(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
-}
+const badUserInput = (message: string) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
 
 function pageSize(first: number | null | undefined, fallback: number): number {
   const size = first ?? fallback;
@@ -146,13 +142,11 @@ function connection<R extends { id: string }>(rows: readonly R[], args: PageArgs
 }
 
 /** A cursor names the list it came from and the row it points at. */
-function encodeCursor(scope: string, id: string): string {
-  return Buffer.from(JSON.stringify([scope, id]), 'utf8').toString('base64url');
-}
+const encodeCursor = (scope: string, id: string) => Buffer.from(JSON.stringify([scope, id])).toString('base64url');
 
 /** The index after the cursor's row; 0 without a cursor. A cursor of another list is refused. */
 function startAfter(after: string | null | undefined, scope: string, rows: readonly { id: string }[]): number {
-  if (after === undefined || after === null) return 0;
+  if (after == null) return 0;
   let decoded: unknown = null;
   try {
     decoded = JSON.parse(Buffer.from(after, 'base64url').toString('utf8'));

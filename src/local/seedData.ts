@@ -146,12 +146,9 @@ const CATALOG_FILLER: Filler = {
   clusters: words('footwear, outerwear, camping, climbing, winter sports, fitness'),
 };
 
-const smallFiller = (heads: string[], clusters: string[], count: number): Filler => ({
-  count,
-  heads,
-  modifiers: words('guide, pricing, near me, review, online, best, cheap, ideas'),
-  clusters,
-});
+function smallFiller(heads: string[], clusters: string[], count: number): Filler {
+  return { count, heads, modifiers: words('guide, pricing, near me, review, online, best, cheap, ideas'), clusters };
+}
 
 const DEMO_AUDITS: readonly AuditRow[] = [
   // The RUNNING run is the newest; LatestAudit must still pick a COMPLETED one.
