@@ -192,8 +192,6 @@ class KeyEventLog {
   private readonly bootId = randomBytes(4).toString('hex');
   private readonly events: KeyEvent[] = [];
   private seq = 0;
-  /** The highest seq already dropped from the log. */
-  private droppedThrough = 0;
   readonly streams = new Set<PassThrough>();
 
   constructor(private readonly now: () => Date) {}
@@ -211,7 +209,8 @@ class KeyEventLog {
     this.dropExpired();
     const match = /^([0-9a-f]+)-(\d+)$/.exec(lastEventId.trim());
     const seen = match && match[1] === this.bootId ? Number(match[2]) : null;
-    if (seen === null || seen > this.seq || seen < this.droppedThrough) {
+    // Events are kept in seq order, so the oldest kept one tells whether any after `seen` is gone.
+    if (seen === null || seen > this.seq || seen < (this.events[0]?.seq ?? this.seq + 1) - 1) {
       // The reset carries the newest id, so reconnecting after it replays from here.
       return [{ id: `${this.bootId}-${this.seq}`, type: 'reset', data: {}, seq: this.seq, atMs: 0 }];
     }
@@ -220,9 +219,7 @@ class KeyEventLog {
 
   private dropExpired(): void {
     const oldestKept = this.now().getTime() - 10 * 60_000;
-    while ((this.events[0]?.atMs ?? Infinity) < oldestKept) {
-      this.droppedThrough = this.events.shift()?.seq ?? this.droppedThrough;
-    }
+    while ((this.events[0]?.atMs ?? Infinity) < oldestKept) this.events.shift();
   }
 }
 
