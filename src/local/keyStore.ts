@@ -54,11 +54,7 @@ const DataFileSchema = z.object({
 export type Key = Omit<StoredKey, 'keyHash'>;
 
 /** An organization as verify returns it. */
-export interface Organization {
-  id: string;
-  plan: string;
-  usage: { periodStart: string; periodEnd: string; used: number; ceiling: number | null };
-}
+export type Organization = ReturnType<typeof publicOrganization>;
 
 /** A usage event as the contract has it; `at` already checked to be an RFC 3339 date-time. */
 export type UsageEvent = { id: string; keyId: string; organizationId: string; at: string };
@@ -122,7 +118,8 @@ export class KeyStore {
   verify(keyHash: string): { key: Key; organization: Organization } | null {
     const key = this.keysByHash.get(keyHash);
     const organization = key && this.organizations.get(key.organizationId);
-    return key && organization ? { key: publicKey(key), organization: this.publicOrganization(organization) } : null;
+    if (!key || !organization) return null;
+    return { key: publicKey(key), organization: publicOrganization(organization, this.now()) };
   }
 
   /** Counts each event id once, ever (within the retention), toward its organization's period. */
@@ -134,7 +131,7 @@ export class KeyStore {
       this.usageIds.set(event.id, receivedMs);
       fresh.set(event.id, receivedMs);
       const organization = this.organizations.get(event.organizationId);
-      if (organization) this.currentPeriod(organization).used += 1;
+      if (organization) currentPeriod(organization, this.now()).used += 1;
       const key = this.findKey(event.organizationId, event.keyId);
       const at = iso(Date.parse(event.at));
       if (key && (key.lastUsedAt === null || Date.parse(key.lastUsedAt) < Date.parse(at))) key.lastUsedAt = at;
@@ -201,17 +198,14 @@ export class KeyStore {
   }
 
   /** Changes plan and/or ceiling (local administration, outside the contract) and announces it. */
-  async updateOrganization(
-    organizationId: string,
-    changes: { plan?: string; ceiling?: number | null },
-  ): Promise<Organization | null> {
+  async updateOrganization(organizationId: string, changes: { plan?: string; ceiling?: number | null }) {
     const organization = this.organizations.get(organizationId);
     if (!organization) return null;
     organization.plan = changes.plan ?? organization.plan;
     if (changes.ceiling !== undefined) organization.ceiling = changes.ceiling;
     this.emit('organization.updated', { organizationId });
     await this.save();
-    return this.publicOrganization(organization);
+    return publicOrganization(organization, this.now());
   }
 
   /** Resolves once every change made so far is on disk. */
@@ -243,28 +237,12 @@ export class KeyStore {
     return key;
   }
 
-  private publicOrganization(organization: StoredOrganization): Organization {
-    const { start, used } = this.currentPeriod(organization);
-    const startDate = new Date(start);
-    const periodEnd = iso(Date.UTC(startDate.getUTCFullYear(), startDate.getUTCMonth() + 1, 1));
-    const { id, plan, ceiling } = organization;
-    return { id, plan, usage: { periodStart: start, periodEnd, used, ceiling } };
-  }
-
-  /** The calendar month (UTC) of now; a new month starts from the organization's baseline. */
-  private currentPeriod(organization: StoredOrganization): StoredOrganization['period'] {
-    const now = this.now();
-    const start = iso(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-    if (organization.period.start !== start) organization.period = { start, used: organization.usedAtPeriodStart };
-    return organization.period;
-  }
-
   private addMissingSeed(): void {
     const nowMs = this.now().getTime();
     for (const { id, plan, ceiling, usedAtPeriodStart } of SEED_ORGANIZATIONS) {
       if (this.organizations.has(id)) continue;
       const organization = { id, plan, ceiling, usedAtPeriodStart, period: { start: '', used: 0 } };
-      this.currentPeriod(organization);
+      currentPeriod(organization, this.now());
       this.organizations.set(id, organization);
     }
     for (const [plaintextName, id, organizationId, name, permission, state] of SEED_KEYS) {
@@ -283,6 +261,21 @@ export class KeyStore {
       if (state === 'revoked') Object.assign(key, { revokedAt: iso(nowMs - DAY_MS), revokedBy: LOCAL_OWNER_ID });
     }
   }
+}
+
+function publicOrganization(organization: StoredOrganization, now: Date) {
+  const { start, used } = currentPeriod(organization, now);
+  const startDate = new Date(start);
+  const periodEnd = iso(Date.UTC(startDate.getUTCFullYear(), startDate.getUTCMonth() + 1, 1));
+  const { id, plan, ceiling } = organization;
+  return { id, plan, usage: { periodStart: start, periodEnd, used, ceiling } };
+}
+
+/** The calendar month (UTC) of now; a new month starts from the organization's baseline. */
+function currentPeriod(organization: StoredOrganization, now: Date): StoredOrganization['period'] {
+  const start = iso(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  if (organization.period.start !== start) organization.period = { start, used: organization.usedAtPeriodStart };
+  return organization.period;
 }
 
 export function isActive(key: Pick<Key, 'revokedAt' | 'expiresAt'>, nowMs: number): boolean {
