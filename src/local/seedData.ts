@@ -23,7 +23,8 @@ export function seedPlatformData(now: Date = new Date()) {
   const organizations = new Map(
     Object.entries(SITE_SPECS).map(([id, specs]) => {
       const name = SEED_ORGANIZATIONS.find((org) => org.id === id)?.name ?? id;
-      return [id, { id, name, sites: specs.map((spec) => buildSite(spec, now.getTime())) }] as const;
+      const sites = Object.entries(specs).map(([domain, spec]) => buildSite(domain, spec, now.getTime()));
+      return [id, { id, name, sites }] as const;
     }),
   );
   return { organizations };
@@ -72,7 +73,6 @@ type Filler = { count: number; heads: string[]; modifiers: string[]; clusters: s
 interface SiteSpec {
   /** site_ + the domain by default. */
   id?: string;
-  domain: string;
   created: readonly [daysAgo: number, offsetMinutes: number];
   historyDays: number;
   /** Days ago with no completed check (never 0). */
@@ -161,10 +161,10 @@ const DEMO_AUDITS: readonly AuditRow[] = [
   ['CANCELLED', 16 * 24 * 60, 0],
 ];
 
-const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
-  org_demo: [
-    {
-      domain: 'acme.com',
+/** Each organization's sites, by domain. */
+const SITE_SPECS: Readonly<Record<string, Readonly<Record<string, SiteSpec>>>> = {
+  org_demo: {
+    'acme.com': {
       created: [400, 60],
       historyDays: 120,
       missingDays: [2, 7, 15, 16, 31, 60],
@@ -173,8 +173,7 @@ const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
       ai: { prompts: [42, 6, 3], createdDaysAgo: 200, scoreBps: 6120 },
       audits: DEMO_AUDITS,
     },
-    {
-      domain: 'acme.org',
+    'acme.org': {
       created: [90, -300],
       historyDays: 30,
       missingDays: [1],
@@ -186,8 +185,7 @@ const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
       ai: { prompts: [4, 0, 0], createdDaysAgo: 1, scoreBps: null },
       audits: [['COMPLETED', 5 * 24 * 60, 0, 12, [91, 88, null, 95], { INFO: 4 }]],
     },
-    {
-      domain: 'bigcatalog.shop',
+    'bigcatalog.shop': {
       created: [700, 330],
       historyDays: 100,
       missingDays: [5, 12, 40],
@@ -198,8 +196,7 @@ const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
         ['QUEUED', 5, 0],
       ],
     },
-    {
-      domain: 'newsite.io',
+    'newsite.io': {
       created: [4, -300],
       historyDays: 3,
       keywords: [
@@ -212,46 +209,38 @@ const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
         ['FAILED', 26 * 60, 60],
       ],
     },
-    { domain: 'quiet.dev', created: [2, 0], historyDays: 0 },
-  ],
-  org_starter: [
-    {
-      domain: 'starter-shop.com',
+    'quiet.dev': { created: [2, 0], historyDays: 0 },
+  },
+  org_starter: {
+    'starter-shop.com': {
       created: [60, 60],
       historyDays: 30,
       filler: smallFiller(['handmade soap', 'candles', 'gift box'], ['shop'], 12),
       audits: [['COMPLETED', 7 * 24 * 60, 60, 9, [77, 60, 80, 81], { WARNING: 6 }]],
     },
-  ],
-  org_capped: [
-    {
-      domain: 'capped.net',
+  },
+  org_capped: {
+    'capped.net': {
       created: [200, 0],
       historyDays: 30,
       filler: smallFiller(['news', 'podcast', 'video'], ['media'], 10),
       ai: { prompts: [8, 2, 0], createdDaysAgo: 50, scoreBps: 5000 },
     },
-  ],
-  org_other: [
-    {
+  },
+  org_other: {
+    'acme.com': {
       // Same domain as org_demo's: a site of another organization must look missing.
       id: 'site_other_acme_com',
-      domain: 'acme.com',
       created: [30, 0],
       historyDays: 20,
       keywords: [['other acme secret', 5, null, 9, 1]],
       ai: { prompts: [1, 0, 0], createdDaysAgo: 20, scoreBps: 9100 },
     },
-    {
-      domain: 'other-brand.co',
-      created: [30, 0],
-      historyDays: 20,
-      filler: smallFiller(['brand', 'shop'], ['brand'], 6),
-    },
-  ],
-  org_legacy: [
-    { domain: 'legacy.example', created: [900, 0], historyDays: 10, filler: smallFiller(['legacy'], ['legacy'], 3) },
-  ],
+    'other-brand.co': { created: [30, 0], historyDays: 20, filler: smallFiller(['brand', 'shop'], ['brand'], 6) },
+  },
+  org_legacy: {
+    'legacy.example': { created: [900, 0], historyDays: 10, filler: smallFiller(['legacy'], ['legacy'], 3) },
+  },
 };
 
 const ISSUE_TITLES: Readonly<Record<AuditSeverity, readonly string[]>> = {
@@ -270,8 +259,8 @@ const PAGE_PATHS = [
 const SEVERITIES: readonly AuditSeverity[] = ['CRITICAL', 'WARNING', 'INFO'];
 const WINDOWS: readonly RollupWindow[] = ['DAYS_7', 'DAYS_30', 'DAYS_90'];
 
-function buildSite(spec: SiteSpec, nowMs: number) {
-  const id = spec.id ?? `site_${spec.domain.replace(/\W/g, '_')}`;
+function buildSite(domain: string, spec: SiteSpec, nowMs: number) {
+  const id = spec.id ?? `site_${domain.replace(/\W/g, '_')}`;
   const random = seededRandom(id);
   const todayMs = nowMs - (nowMs % DAY_MS);
   const history = spec.historyDays;
@@ -305,8 +294,8 @@ function buildSite(spec: SiteSpec, nowMs: number) {
   const [active, paused, archived] = ai?.prompts ?? [0, 0, 0];
   return {
     id,
-    domain: spec.domain,
-    slug: spec.domain.split('.')[0] ?? spec.domain,
+    domain,
+    slug: domain.split('.')[0] ?? domain,
     createdAt: dateTimeWithOffset(nowMs - spec.created[0] * DAY_MS - 3 * HOUR_MS, spec.created[1]),
     keywords,
     rankChecks,
@@ -318,7 +307,7 @@ function buildSite(spec: SiteSpec, nowMs: number) {
           rollups: ai.scoreBps === null ? [] : rollups(ai.scoreBps, nowMs, random),
         }
       : null,
-    auditRuns: (spec.audits ?? []).map((audit) => buildAuditRun(spec.domain, audit, nowMs, random)),
+    auditRuns: (spec.audits ?? []).map((audit) => buildAuditRun(domain, audit, nowMs, random)),
   };
 }
 
