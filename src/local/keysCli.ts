@@ -60,31 +60,23 @@ export class KeyManagementRefusal extends Error {
 
 /** Runs one command; answers the exit code (0 done, 1 refused or failed, 2 wrong usage). */
 export async function runKeysCli(argv: readonly string[], output: CliOutput): Promise<number> {
-  let command: Command | 'help';
-  let config: ReturnType<typeof loadKeyCliConfig>;
   try {
-    command = commandOf(argv);
+    const command = commandOf(argv);
     if (command === 'help') {
       output.out(USAGE);
       return 0;
     }
-    config = loadKeyCliConfig();
-  } catch (err: unknown) {
-    if (err instanceof ConfigError) for (const problem of err.problems) output.err(`keys: ${problem}`);
-    else if (err instanceof UsageError) output.err(`keys: ${err.message}\n${USAGE}`);
-    else throw err;
-    return 2;
-  }
-  try {
-    const lines = config.keyService
-      ? await command(config.keyService)
-      : await withLocalKeyService(resolve(config.localDataDir), command);
+    const { keyService, localDataDir } = loadKeyCliConfig();
+    const lines = keyService ? await command(keyService) : await withLocalKeyService(resolve(localDataDir), command);
     for (const line of lines) output.out(line);
     return 0;
   } catch (err: unknown) {
-    if (!(err instanceof KeyManagementRefusal || err instanceof DataDirBusy)) throw err;
-    output.err(`keys: ${err.message}`);
-    return 1;
+    const refused = err instanceof KeyManagementRefusal || err instanceof DataDirBusy;
+    if (refused) output.err(`keys: ${err.message}`);
+    else if (err instanceof UsageError) output.err(`keys: ${err.message}\n${USAGE}`);
+    else if (err instanceof ConfigError) for (const problem of err.problems) output.err(`keys: ${problem}`);
+    else throw err;
+    return refused ? 1 : 2;
   }
 }
 
