@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { appendFile, mkdir } from 'node:fs/promises';
+import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { BASE62_ALPHABET, keyChecksum } from '../auth/keyChecksum.js';
@@ -89,9 +89,8 @@ export class KeyStore {
     this.keysByHash = new Map(keys.map((key) => [key.keyHash, key]));
   }
 
-  /** Opens the data in `dataDir` (or starts empty), adds any missing seed organization and key, and saves. */
+  /** Opens the data in `dataDir` (made and locked by the caller) or starts empty; adds any missing seed; saves. */
   static async open(dataDir: string, now: () => Date, emit: Emit): Promise<KeyStore> {
-    await mkdir(dataDir, { recursive: true });
     const path = join(dataDir, DATA_FILE_NAME);
     const text = (await readIfExists(path)) ?? '{ "version": 1, "organizations": [], "keys": [] }';
     let data: z.infer<typeof DataFileSchema>;
@@ -211,15 +210,13 @@ export class KeyStore {
   /** Resolves once every change made so far is on disk. */
   save(): Promise<void> {
     // One write at a time; changes made while one runs share the next write.
-    if (this.writeQueued) return this.writeQueued;
-    const queued = this.writing.then(async () => {
+    this.writeQueued ??= this.writing.then(() => {
       this.writeQueued = null;
       const data = { version: 1, organizations: [...this.organizations.values()], keys: this.keys };
-      await writeFileAtomically(join(this.dataDir, DATA_FILE_NAME), `${JSON.stringify(data, null, 2)}\n`);
+      return writeFileAtomically(join(this.dataDir, DATA_FILE_NAME), `${JSON.stringify(data, null, 2)}\n`);
     });
-    this.writeQueued = queued;
-    this.writing = queued.catch(() => undefined);
-    return queued;
+    this.writing = this.writeQueued.catch(() => undefined);
+    return this.writeQueued;
   }
 
   private findKey(organizationId: string, keyId: string): StoredKey | undefined {

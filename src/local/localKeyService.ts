@@ -56,7 +56,6 @@ const ERROR_CODES: Readonly<Record<number, string>> = {
   403: 'forbidden',
   404: 'not_found',
   405: 'method_not_allowed',
-  409: 'active_key_limit',
   // A body over the limit is one of another form, as the contract sees it.
   413: 'invalid_request',
 };
@@ -75,7 +74,6 @@ export async function startLocalKeyService(options: LocalKeyServiceOptions) {
     const demo = store.verify(keyHashOf(LOCAL_KEYS.demo));
     let closing: Promise<void> | null = null;
     return {
-      /** Base URL without a trailing slash, e.g. http://127.0.0.1:41235 */
       url: served.url,
       token: served.token,
       dataFile: join(options.dataDir, DATA_FILE_NAME),

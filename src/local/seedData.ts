@@ -58,13 +58,12 @@ function dateTimeWithOffset(instantMs: number, offsetMinutes: number): string {
 type N = number | null;
 /** A keyword: its position 8 or more days ago and in the newest check (null for a generated one). */
 type KeywordRow = [keyword: string, volume: N, cluster: string | null, before: N, now: N, trackedSinceDays?: number];
-type Scores = [overall: N, aiCrawl: N, contentDecay: N, technical: N];
 type AuditRow = readonly [
   status: AuditRunStatus,
   startedMinutesAgo: number,
   offsetMinutes: number,
   durationMinutes?: number,
-  scores?: Scores,
+  scores?: [overall: N, aiCrawl: N, contentDecay: N, technical: N],
   counts?: Partial<Record<AuditSeverity, number>>,
 ];
 /** Generated keywords: `count` of the head × modifier pairs, in a seeded order. */
