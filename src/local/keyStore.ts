@@ -283,13 +283,9 @@ function publicKey({ keyHash: _hash, ...key }: StoredKey): Key {
   return { ...key, permissions: [...key.permissions] };
 }
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
+const iso = (ms: number): string => new Date(ms).toISOString();
 
-function usageLines(ids: ReadonlyMap<string, number>): string {
-  return [...ids].map(([id, ms]) => `${ms} ${id}\n`).join('');
-}
+const usageLines = (ids: ReadonlyMap<string, number>) => [...ids].map(([id, ms]) => `${ms} ${id}\n`).join('');
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 

@@ -160,9 +160,7 @@ function keyServiceRoutes(store: KeyStore, events: KeyEventLog, pingMs: number):
   return router;
 }
 
-function organizationOf(ctx: RouterContext): string {
-  return ctx.params.organizationId ?? '';
-}
+const organizationOf = (ctx: RouterContext): string => ctx.params.organizationId ?? '';
 
 /** The request body as `schema` says, or 400 invalid_request. */
 function parsed<T extends z.ZodType>(ctx: RouterContext, schema: T): z.output<T> {
@@ -221,6 +219,4 @@ class KeyEventLog {
   }
 }
 
-function sseFrame(event: KeyEvent): string {
-  return `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;
-}
+const sseFrame = (event: KeyEvent) => `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;

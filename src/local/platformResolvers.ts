@@ -1,7 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { AuditSeverity, TrackedKeywordOrder, TrackedKeywordOrderField } from '../generated/graphql.js';
 import { compareCodePoints } from '../mappers/codePointOrder.js';
-import type { AuditRunStatus, PlatformData, RollupWindow, SiteRecord } from './seedData.js';
+import { type AuditRunStatus, type PlatformData, type RollupWindow, SEVERITIES, type SiteRecord } from './seedData.js';
 
 /**
  * The resolvers of the embedded stand-in for the platform, as plain objects: graphql's default
@@ -79,15 +79,13 @@ function aiVisibilityNode(record: AiVisibilityRecord) {
   };
 }
 
-const SEVERITY_ORDER: readonly AuditSeverity[] = ['CRITICAL', 'WARNING', 'INFO'];
-
 function auditRunNode(record: AuditRunRecord) {
   const countOf = (severity: AuditSeverity) => record.issues.filter((issue) => issue.severity === severity).length;
   return {
     ...record,
     /** One row per severity with at least one finding; none for a severity without. */
     issueSummary: () =>
-      SEVERITY_ORDER.map((severity) => ({ severity, count: countOf(severity) })).filter((row) => row.count > 0),
+      SEVERITIES.map((severity) => ({ severity, count: countOf(severity) })).filter((row) => row.count > 0),
     issues(args: PageArgs & { severity?: AuditSeverity | null }) {
       const severity = args.severity ?? null;
       const issues = severity === null ? record.issues : record.issues.filter((i) => i.severity === severity);

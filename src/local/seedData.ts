@@ -255,8 +255,8 @@ const PAGE_PATHS = [
   ...words('pricing, blog, blog/seo-basics, features/audits, about, contact, docs/api, blog/ai-visibility'),
   ...words('changelog, careers, legal/privacy'),
 ];
-const SEVERITIES: readonly AuditSeverity[] = ['CRITICAL', 'WARNING', 'INFO'];
-const WINDOWS: readonly RollupWindow[] = ['DAYS_7', 'DAYS_30', 'DAYS_90'];
+/** In the schema's order, most severe first. */
+export const SEVERITIES: readonly AuditSeverity[] = ['CRITICAL', 'WARNING', 'INFO'];
 
 function buildSite(domain: string, spec: SiteSpec, nowMs: number) {
   const id = spec.id ?? `site_${domain.replace(/\W/g, '_')}`;
@@ -371,7 +371,7 @@ function rollups(scoreBps: number, nowMs: number, random: SeededRandom) {
     computedAt: dateTimeWithOffset(computedMs, offset),
   });
   const all: ReturnType<typeof rollup>[] = [];
-  for (const window of WINDOWS) {
+  for (const window of ['DAYS_7', 'DAYS_30', 'DAYS_90'] as const) {
     let score = scoreBps;
     for (let week = 0; week < 8; week++) {
       all.push(rollup(window, score, nowMs - 3 * HOUR_MS - week * 7 * DAY_MS, week === 0 ? -300 : offsetAt(week)));
