@@ -177,7 +177,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** The variables the key CLI reads (src/local/keyCliConfig.ts), checked exactly as the gateway checks them. */
+/** The variables the key CLI reads (src/local/keysCli.ts), checked exactly as the gateway checks them. */
 export const KeyCliEnvSchema = EnvSchema.pick({ KEY_SERVICE_URL: true, KEY_SERVICE_TOKEN: true, LOCAL_DATA_DIR: true });
 
 /** The process environment, for the key CLI's own config: read here, so this file stays its only reader. */

@@ -2,12 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
+import type { UpstreamTarget } from '../config.js';
 
-/**
- * The data directory of the embedded stand-in for the key service (LOCAL_DATA_DIR, `.local`
- * by default): its data files, a lock so only one process writes them, and the endpoint of the
- * running service so `npm run keys` can talk to it from another process.
- */
+/** The embedded stand-in's data directory: the key service's files, its lock, its endpoint for `npm run keys`. */
 
 export const DATA_FILE_NAME = 'key-service.json';
 export const USAGE_LOG_NAME = 'key-service.usage-events.log';
@@ -43,8 +40,7 @@ export async function readIfExists(path: string): Promise<string | null> {
   }
 }
 
-const PidFile = z.object({ pid: z.number().int() });
-const EndpointFile = PidFile.extend({ url: z.string(), token: z.string() });
+const EndpointFile = z.object({ pid: z.number().int(), url: z.string(), token: z.string() });
 
 /** The JSON file as `schema` says, or null when it is missing, unreadable or of another shape. */
 async function readJson<T>(path: string, schema: z.ZodType<T>): Promise<T | null> {
@@ -63,33 +59,30 @@ export async function lockDataDir(dataDir: string): Promise<{ release(): Promise
   await mkdir(dataDir, { recursive: true });
   const lockPath = resolve(dataDir, LOCK_FILE_NAME);
   if (heldLocks.has(lockPath)) throw new DataDirBusy(dataDir, process.pid);
-  for (let attempt = 0; attempt < 2; attempt++) {
+  for (let attempt = 0; ; attempt++) {
     try {
       await writeFile(lockPath, JSON.stringify({ pid: process.pid }), { flag: 'wx', mode: 0o600 });
+      break;
     } catch (err: unknown) {
       if (errorCode(err) !== 'EEXIST') throw err;
-      const holder = (await readJson(lockPath, PidFile))?.pid;
-      if (holder !== undefined && holder !== process.pid && isAlive(holder)) throw new DataDirBusy(dataDir, holder);
+      // No readable pid (-1): a lock half written by a process that died; taken over like a dead one's.
+      const holder = (await readJson(lockPath, EndpointFile.pick({ pid: true })))?.pid ?? -1;
+      if (attempt > 0 || (holder > 0 && holder !== process.pid && isAlive(holder))) {
+        throw new DataDirBusy(dataDir, holder);
+      }
       await rm(lockPath, { force: true });
-      continue;
     }
-    heldLocks.add(lockPath);
-    return {
-      async release() {
-        heldLocks.delete(lockPath);
-        await rm(lockPath, { force: true });
-      },
-    };
   }
-  throw new DataDirBusy(dataDir, -1);
+  heldLocks.add(lockPath);
+  return {
+    async release() {
+      heldLocks.delete(lockPath);
+      await rm(lockPath, { force: true });
+    },
+  };
 }
 
-export interface Endpoint {
-  readonly url: string;
-  readonly token: string;
-}
-
-export async function announceEndpoint(dataDir: string, { url, token }: Endpoint): Promise<void> {
+export async function announceEndpoint(dataDir: string, { url, token }: UpstreamTarget): Promise<void> {
   await writeFileAtomically(join(dataDir, ENDPOINT_FILE_NAME), JSON.stringify({ url, token, pid: process.pid }));
 }
 
@@ -98,7 +91,7 @@ export async function withdrawEndpoint(dataDir: string): Promise<void> {
 }
 
 /** The endpoint of a local key service that is running now on this data directory, if any. */
-export async function runningEndpoint(dataDir: string): Promise<Endpoint | null> {
+export async function runningEndpoint(dataDir: string): Promise<UpstreamTarget | null> {
   const endpoint = await readJson(join(dataDir, ENDPOINT_FILE_NAME), EndpointFile);
   return endpoint && isAlive(endpoint.pid) ? { url: endpoint.url, token: endpoint.token } : null;
 }

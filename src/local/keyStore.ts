@@ -1,17 +1,15 @@
 import { randomBytes } from 'node:crypto';
-import { appendFile, mkdir } from 'node:fs/promises';
+import { appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { BASE62_ALPHABET, keyChecksum } from '../auth/keyChecksum.js';
+import { KEY_PREFIX_LENGTH, keyHashOf } from '../auth/keyFormat.js';
 import { DATA_FILE_NAME, readIfExists, USAGE_LOG_NAME, writeFileAtomically } from './dataDirFiles.js';
-import type { KeyEventLog } from './keyEvents.js';
-import { keyHashOf, keyPrefixOf, newPlaintextKey } from './keyMaterial.js';
 import { LOCAL_KEYS, LOCAL_OWNER_ID, SEED_KEYS, SEED_ORGANIZATIONS } from './seedAccounts.js';
 
 /**
- * The state and rules of the embedded stand-in for the key service (key-service.md; spec 3.1
- * and 5.1): keys stored only as hashes, at most 50 active keys per organization, expiry 365 days
- * by default and at most 730, revoke immediate and idempotent with the record kept, usage counted
- * once per event id. Every change is on disk (temp file + rename) before its answer is given.
+ * The state and rules of the embedded stand-in for the key service (key-service.md; spec 3.1 and
+ * 5.1). Keys are stored only as hashes; every change is on disk before its answer is given.
  */
 
 export const DAY_MS = 86_400_000;
@@ -56,14 +54,14 @@ const DataFileSchema = z.object({
 export type Key = Omit<StoredKey, 'keyHash'>;
 
 /** An organization as verify returns it. */
-export interface Organization {
-  id: string;
-  plan: string;
-  usage: { periodStart: string; periodEnd: string; used: number; ceiling: number | null };
-}
+export type Organization = ReturnType<typeof publicOrganization>;
 
 /** A usage event as the contract has it; `at` already checked to be an RFC 3339 date-time. */
 export type UsageEvent = { id: string; keyId: string; organizationId: string; at: string };
+
+/** The changes that make a cached verification stale, announced on the event stream. */
+export type KeyEventType = 'key.revoked' | 'organization.updated';
+type Emit = (type: KeyEventType, data: Record<string, unknown>) => void;
 
 export class DataFileInvalid extends Error {
   override name = 'DataFileInvalid';
@@ -85,25 +83,22 @@ export class KeyStore {
     /** Usage event id → when it was first received (ms). */
     private readonly usageIds: Map<string, number>,
     private readonly now: () => Date,
-    private readonly emit: KeyEventLog['append'],
+    private readonly emit: Emit,
   ) {
     this.organizations = new Map(organizations.map((org) => [org.id, org]));
     this.keysByHash = new Map(keys.map((key) => [key.keyHash, key]));
   }
 
-  /** Opens the data in `dataDir` (or starts empty), adds any missing seed organization and key, and saves. */
-  static async open(dataDir: string, now: () => Date, emit: KeyEventLog['append']): Promise<KeyStore> {
-    await mkdir(dataDir, { recursive: true });
+  /** Opens the data in `dataDir` (made and locked by the caller) or starts empty; adds any missing seed; saves. */
+  static async open(dataDir: string, now: () => Date, emit: Emit): Promise<KeyStore> {
     const path = join(dataDir, DATA_FILE_NAME);
-    const text = await readIfExists(path);
-    let json: unknown = { version: 1, organizations: [], keys: [] };
+    const text = (await readIfExists(path)) ?? '{ "version": 1, "organizations": [], "keys": [] }';
+    let data: z.infer<typeof DataFileSchema>;
     try {
-      if (text !== null) json = JSON.parse(text);
-    } catch {
-      throw new DataFileInvalid(path, 'not JSON');
+      data = DataFileSchema.parse(JSON.parse(text));
+    } catch (err: unknown) {
+      throw new DataFileInvalid(path, err instanceof z.ZodError ? (err.issues[0]?.message ?? '') : 'not JSON');
     }
-    const data = DataFileSchema.safeParse(json);
-    if (!data.success) throw new DataFileInvalid(path, data.error.issues[0]?.message ?? 'unexpected shape');
     // The usage log: one `<received ms> <event id>` line per event; ids past the retention are dropped.
     const usageIds = new Map<string, number>();
     for (const line of ((await readIfExists(join(dataDir, USAGE_LOG_NAME))) ?? '').split('\n')) {
@@ -111,7 +106,7 @@ export class KeyStore {
       const receivedMs = Number(ms);
       if (id && now().getTime() - receivedMs <= USAGE_ID_RETENTION_MS) usageIds.set(id, receivedMs);
     }
-    const store = new KeyStore(dataDir, data.data.organizations, data.data.keys, usageIds, now, emit);
+    const store = new KeyStore(dataDir, data.organizations, data.keys, usageIds, now, emit);
     store.addMissingSeed();
     await writeFileAtomically(join(dataDir, USAGE_LOG_NAME), usageLines(usageIds));
     await store.save();
@@ -122,7 +117,8 @@ export class KeyStore {
   verify(keyHash: string): { key: Key; organization: Organization } | null {
     const key = this.keysByHash.get(keyHash);
     const organization = key && this.organizations.get(key.organizationId);
-    return key && organization ? { key: publicKey(key), organization: this.publicOrganization(organization) } : null;
+    if (!key || !organization) return null;
+    return { key: publicKey(key), organization: publicOrganization(organization, this.now()) };
   }
 
   /** Counts each event id once, ever (within the retention), toward its organization's period. */
@@ -134,7 +130,7 @@ export class KeyStore {
       this.usageIds.set(event.id, receivedMs);
       fresh.set(event.id, receivedMs);
       const organization = this.organizations.get(event.organizationId);
-      if (organization) this.currentPeriod(organization).used += 1;
+      if (organization) currentPeriod(organization, this.now()).used += 1;
       const key = this.findKey(event.organizationId, event.keyId);
       const at = iso(Date.parse(event.at));
       if (key && (key.lastUsedAt === null || Date.parse(key.lastUsedAt) < Date.parse(at))) key.lastUsedAt = at;
@@ -172,8 +168,6 @@ export class KeyStore {
       createdAt: iso(nowMs),
       createdBy: actorId,
       expiresAt: iso(expiresAtMs),
-      revokedAt: null,
-      revokedBy: null,
     });
     await this.save();
     return { key: publicKey(key), plaintext };
@@ -203,60 +197,41 @@ export class KeyStore {
   }
 
   /** Changes plan and/or ceiling (local administration, outside the contract) and announces it. */
-  async updateOrganization(
-    organizationId: string,
-    changes: { plan?: string; ceiling?: number | null },
-  ): Promise<Organization | null> {
+  async updateOrganization(organizationId: string, changes: { plan?: string; ceiling?: number | null }) {
     const organization = this.organizations.get(organizationId);
     if (!organization) return null;
     organization.plan = changes.plan ?? organization.plan;
     if (changes.ceiling !== undefined) organization.ceiling = changes.ceiling;
     this.emit('organization.updated', { organizationId });
     await this.save();
-    return this.publicOrganization(organization);
+    return publicOrganization(organization, this.now());
   }
 
   /** Resolves once every change made so far is on disk. */
   save(): Promise<void> {
     // One write at a time; changes made while one runs share the next write.
-    if (this.writeQueued) return this.writeQueued;
-    const queued = this.writing.then(async () => {
+    this.writeQueued ??= this.writing.then(() => {
       this.writeQueued = null;
       const data = { version: 1, organizations: [...this.organizations.values()], keys: this.keys };
-      await writeFileAtomically(join(this.dataDir, DATA_FILE_NAME), `${JSON.stringify(data, null, 2)}\n`);
+      return writeFileAtomically(join(this.dataDir, DATA_FILE_NAME), `${JSON.stringify(data, null, 2)}\n`);
     });
-    this.writeQueued = queued;
-    this.writing = queued.catch(() => undefined);
-    return queued;
+    this.writing = this.writeQueued.catch(() => undefined);
+    return this.writeQueued;
   }
 
   private findKey(organizationId: string, keyId: string): StoredKey | undefined {
     return this.keys.find((key) => key.id === keyId && key.organizationId === organizationId);
   }
 
-  private addKey(plaintext: string, fields: Omit<StoredKey, 'prefix' | 'lastUsedAt' | 'keyHash'>): StoredKey {
+  /** A new key, neither revoked nor used yet. */
+  private addKey(plaintext: string, fields: Omit<Key, 'prefix' | 'revokedAt' | 'revokedBy' | 'lastUsedAt'>): StoredKey {
     const { id, organizationId, name, ...rest } = fields;
-    const prefix = keyPrefixOf(plaintext);
-    const key = { id, organizationId, name, prefix, ...rest, lastUsedAt: null, keyHash: keyHashOf(plaintext) };
+    const prefix = plaintext.slice(0, KEY_PREFIX_LENGTH);
+    const unused = { revokedAt: null, revokedBy: null, lastUsedAt: null };
+    const key = { id, organizationId, name, prefix, ...rest, ...unused, keyHash: keyHashOf(plaintext) };
     this.keys.push(key);
     this.keysByHash.set(key.keyHash, key);
     return key;
-  }
-
-  private publicOrganization(organization: StoredOrganization): Organization {
-    const { start, used } = this.currentPeriod(organization);
-    const startDate = new Date(start);
-    const periodEnd = iso(Date.UTC(startDate.getUTCFullYear(), startDate.getUTCMonth() + 1, 1));
-    const { id, plan, ceiling } = organization;
-    return { id, plan, usage: { periodStart: start, periodEnd, used, ceiling } };
-  }
-
-  /** The calendar month (UTC) of now; a new month starts from the organization's baseline. */
-  private currentPeriod(organization: StoredOrganization): StoredOrganization['period'] {
-    const now = this.now();
-    const start = iso(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
-    if (organization.period.start !== start) organization.period = { start, used: organization.usedAtPeriodStart };
-    return organization.period;
   }
 
   private addMissingSeed(): void {
@@ -264,27 +239,40 @@ export class KeyStore {
     for (const { id, plan, ceiling, usedAtPeriodStart } of SEED_ORGANIZATIONS) {
       if (this.organizations.has(id)) continue;
       const organization = { id, plan, ceiling, usedAtPeriodStart, period: { start: '', used: 0 } };
-      this.currentPeriod(organization);
+      currentPeriod(organization, this.now());
       this.organizations.set(id, organization);
     }
-    for (const seed of SEED_KEYS) {
-      const plaintext = LOCAL_KEYS[seed.name];
-      if (this.keysByHash.has(keyHashOf(plaintext)) || this.keys.some((key) => key.id === seed.id)) continue;
-      const createdMs = nowMs - { active: 0, expired: 400, revoked: 60 }[seed.state] * DAY_MS;
-      const revoked = seed.state === 'revoked';
-      this.addKey(plaintext, {
-        id: seed.id,
-        organizationId: seed.organizationId,
-        name: seed.label,
-        permissions: [seed.permission],
+    for (const [plaintextName, id, organizationId, name, permission, state] of SEED_KEYS) {
+      const plaintext = LOCAL_KEYS[plaintextName];
+      if (this.keysByHash.has(keyHashOf(plaintext)) || this.keys.some((key) => key.id === id)) continue;
+      const createdMs = nowMs - { active: 0, expired: 400, revoked: 60 }[state] * DAY_MS;
+      const key = this.addKey(plaintext, {
+        id,
+        organizationId,
+        name,
+        permissions: [permission],
         createdAt: iso(createdMs),
         createdBy: LOCAL_OWNER_ID,
-        expiresAt: iso(seed.state === 'expired' ? nowMs - 30 * DAY_MS : createdMs + MAX_LIFETIME_DAYS * DAY_MS),
-        revokedAt: revoked ? iso(nowMs - DAY_MS) : null,
-        revokedBy: revoked ? LOCAL_OWNER_ID : null,
+        expiresAt: iso(state === 'expired' ? nowMs - 30 * DAY_MS : createdMs + MAX_LIFETIME_DAYS * DAY_MS),
       });
+      if (state === 'revoked') Object.assign(key, { revokedAt: iso(nowMs - DAY_MS), revokedBy: LOCAL_OWNER_ID });
     }
   }
+}
+
+function publicOrganization(organization: StoredOrganization, now: Date) {
+  const { start, used } = currentPeriod(organization, now);
+  const startDate = new Date(start);
+  const periodEnd = iso(Date.UTC(startDate.getUTCFullYear(), startDate.getUTCMonth() + 1, 1));
+  const { id, plan, ceiling } = organization;
+  return { id, plan, usage: { periodStart: start, periodEnd, used, ceiling } };
+}
+
+/** The calendar month (UTC) of now; a new month starts from the organization's baseline. */
+function currentPeriod(organization: StoredOrganization, now: Date): StoredOrganization['period'] {
+  const start = iso(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1));
+  if (organization.period.start !== start) organization.period = { start, used: organization.usedAtPeriodStart };
+  return organization.period;
 }
 
 export function isActive(key: Pick<Key, 'revokedAt' | 'expiresAt'>, nowMs: number): boolean {
@@ -295,13 +283,9 @@ function publicKey({ keyHash: _hash, ...key }: StoredKey): Key {
   return { ...key, permissions: [...key.permissions] };
 }
 
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
+const iso = (ms: number): string => new Date(ms).toISOString();
 
-function usageLines(ids: ReadonlyMap<string, number>): string {
-  return [...ids].map(([id, ms]) => `${ms} ${id}\n`).join('');
-}
+const usageLines = (ids: ReadonlyMap<string, number>) => [...ids].map(([id, ms]) => `${ms} ${id}\n`).join('');
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
@@ -309,4 +293,19 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 function newKeyId(nowMs: number): string {
   const time = Array.from({ length: 10 }, (_, i) => CROCKFORD[Math.floor(nowMs / 32 ** (9 - i)) % 32]).join('');
   return `key_${time}${[...randomBytes(16)].map((byte) => CROCKFORD[byte % 32]).join('')}`;
+}
+
+/**
+ * `atl_` + 32 uniformly random base62 characters + their checksum, made with the gateway's own
+ * checksum code (src/auth) so the two sides cannot disagree about the format.
+ */
+export function newPlaintextKey(): string {
+  let randomPart = '';
+  while (randomPart.length < 32) {
+    for (const byte of randomBytes(48)) {
+      // 248 = 4 × 62: bytes at or above it would favour the first characters.
+      if (byte < 248 && randomPart.length < 32) randomPart += BASE62_ALPHABET[byte % 62];
+    }
+  }
+  return `atl_${randomPart}${keyChecksum(randomPart)}`;
 }

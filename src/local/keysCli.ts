@@ -2,31 +2,17 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, KeyCliEnvSchema, problemLines, processEnvironment, type UpstreamTarget } from '../config.js';
-import { DataDirBusy, runningEndpoint } from './dataDirFiles.js';
-import {
-  type Actor,
-  createKey,
-  KeyManagementRefusal,
-  type KeyServiceTarget,
-  listKeys,
-  revokeKey,
-} from './keyManagementClient.js';
-import { DAY_MS, type Key, MAX_LIFETIME_DAYS } from './keyStore.js';
+import { DataDirBusy, errorCode, runningEndpoint } from './dataDirFiles.js';
+import { ACTIVE_KEY_LIMIT, DAY_MS, type Key, MAX_LIFETIME_DAYS, NAME_MAX_CHARACTERS } from './keyStore.js';
 import { startLocalKeyService } from './localKeyService.js';
 import { LOCAL_OWNER_ID } from './seedAccounts.js';
 
 /**
- * `npm run keys -- create|list|revoke ...`: key management over the key service's HTTP
- * contract. With KEY_SERVICE_URL (and KEY_SERVICE_TOKEN) set it talks to that service;
- * otherwise to the embedded stand-in: the running `npm start` (found through the endpoint it
- * writes into the data directory) or, when none runs, one started in this process over the
- * same data file. It acts as a local owner holding manage_api_keys unless told otherwise.
+ * `npm run keys`, the embedded stand-in's key CLI, over the key service's HTTP contract: to
+ * KEY_SERVICE_URL when set, else to the running `npm start`'s local key service, else to one of its own.
  */
 
-/**
- * The permissions a key may carry (public-rest-v1.md 5.2) and what each grants. Any other
- * string is stored by the key service but grants nothing, so the CLI refuses it unless told.
- */
+/** What each permission grants (public-rest-v1.md 5.2); any other name grants nothing, so it is refused unless told. */
 const KEY_PERMISSIONS: Readonly<Record<string, string>> = {
   read: 'GET on the public /v1/api/* routes',
   write: 'nothing on these routes (reserved for write routes)',
@@ -44,9 +30,7 @@ Options:
   --allow-unknown-permissions   accept --permissions names other than those below (they grant nothing)
   --json                        print the key service's answer as JSON
 Permissions (--permissions, default read):
-${Object.entries(KEY_PERMISSIONS)
-  .map(([name, grants]) => `  ${name.padEnd(8)} ${grants}`)
-  .join('\n')}`;
+${table(Object.entries(KEY_PERMISSIONS).map(([name, grants]) => [`  ${name}`, grants])).join('\n')}`;
 
 const OPTIONS = {
   org: { type: 'string' },
@@ -60,46 +44,39 @@ const OPTIONS = {
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-export interface CliOutput {
-  out(line: string): void;
-  err(line: string): void;
-}
+export type CliOutput = { out(line: string): void; err(line: string): void };
+export type Actor = { id: string; permissions: readonly string[] };
+
+/** A command: the lines it prints once done against the key service. */
+type Command = (target: UpstreamTarget) => Promise<string[]>;
 
 class UsageError extends Error {}
 
+export class KeyManagementRefusal extends Error {
+  override name = 'KeyManagementRefusal';
+  /** The connection was never made, so nothing happened. */
+  connectionRefused = false;
+}
+
 /** Runs one command; answers the exit code (0 done, 1 refused or failed, 2 wrong usage). */
 export async function runKeysCli(argv: readonly string[], output: CliOutput): Promise<number> {
-  let action: ((target: KeyServiceTarget) => Promise<void>) | 'help';
   try {
-    const { values, positionals } = parseCommandLine(argv);
-    action = values.help || positionals[0] === 'help' ? 'help' : commandOf(values, positionals, output);
-  } catch (err: unknown) {
-    if (!(err instanceof UsageError)) throw err;
-    output.err(`keys: ${err.message}`);
-    output.err(USAGE);
-    return 2;
-  }
-  if (action === 'help') {
-    output.out(USAGE);
-    return 0;
-  }
-
-  let config;
-  try {
-    config = loadKeyCliConfig();
-  } catch (err: unknown) {
-    if (!(err instanceof ConfigError)) throw err;
-    for (const problem of err.problems) output.err(`keys: ${problem}`);
-    return 2;
-  }
-  try {
-    if (config.keyService) await action(config.keyService);
-    else await withLocalKeyService(resolve(config.localDataDir), action);
+    const command = commandOf(argv);
+    if (command === 'help') {
+      output.out(USAGE);
+      return 0;
+    }
+    const { keyService, localDataDir } = loadKeyCliConfig();
+    const lines = keyService ? await command(keyService) : await withLocalKeyService(resolve(localDataDir), command);
+    for (const line of lines) output.out(line);
     return 0;
   } catch (err: unknown) {
-    if (!(err instanceof KeyManagementRefusal || err instanceof DataDirBusy)) throw err;
-    output.err(`keys: ${err.message}`);
-    return 1;
+    const refused = err instanceof KeyManagementRefusal || err instanceof DataDirBusy;
+    if (refused) output.err(`keys: ${err.message}`);
+    else if (err instanceof UsageError) output.err(`keys: ${err.message}\n${USAGE}`);
+    else if (err instanceof ConfigError) for (const problem of err.problems) output.err(`keys: ${problem}`);
+    else throw err;
+    return refused ? 1 : 2;
   }
 }
 
@@ -107,45 +84,33 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput): Pr
  * The key CLI's configuration: only KEY_SERVICE_URL / KEY_SERVICE_TOKEN (null: the local key
  * service) and LOCAL_DATA_DIR matter, so an operator can manage keys without naming a platform.
  */
-export function loadKeyCliConfig(env: Readonly<Record<string, string | undefined>> = processEnvironment()): {
-  keyService: UpstreamTarget | null;
-  localDataDir: string;
-} {
+export function loadKeyCliConfig(env: Readonly<Record<string, string | undefined>> = processEnvironment()) {
   const parsed = KeyCliEnvSchema.safeParse(env);
   if (!parsed.success) throw new ConfigError(problemLines(parsed.error));
   const { KEY_SERVICE_URL: url, KEY_SERVICE_TOKEN: token, LOCAL_DATA_DIR: localDataDir } = parsed.data;
   if (url && !token) throw new ConfigError(['KEY_SERVICE_TOKEN is required with KEY_SERVICE_URL']);
-  return { keyService: url && token ? { url: url.replace(/\/+$/, ''), token } : null, localDataDir };
+  const keyService: UpstreamTarget | null = url && token ? { url: url.replace(/\/+$/, ''), token } : null;
+  return { keyService, localDataDir };
 }
 
-function parseCommandLine(argv: readonly string[]) {
+/** What the command line asks for, or a UsageError saying what is wrong with it. */
+function commandOf(argv: readonly string[]): Command | 'help' {
+  let parsed;
   try {
-    return parseArgs({ args: [...argv], allowPositionals: true, options: OPTIONS });
+    parsed = parseArgs({ args: [...argv], allowPositionals: true, options: OPTIONS });
   } catch (err: unknown) {
     throw new UsageError(err instanceof Error ? err.message : String(err));
   }
-}
-type Values = ReturnType<typeof parseCommandLine>['values'];
-
-/** What the command line asks for, or a UsageError saying what is wrong with it. */
-function commandOf(
-  values: Values,
-  positionals: string[],
-  output: CliOutput,
-): (target: KeyServiceTarget) => Promise<void> {
+  const { values, positionals } = parsed;
   const [command, ...rest] = positionals;
+  if (values.help || command === 'help') return 'help';
   if (command === undefined) throw new UsageError('a command is required: create, list or revoke');
   const org = values.org?.trim();
   if (!org) throw new UsageError('--org <id> is required');
-  const actor: Actor = {
-    id: values.actor.trim() || LOCAL_OWNER_ID,
-    permissions: commaList(values['actor-permissions']),
-  };
+  const actor = { id: values.actor.trim() || LOCAL_OWNER_ID, permissions: commaList(values['actor-permissions']) };
   const [keyId, ...extra] = command === 'revoke' ? rest : [undefined, ...rest];
   if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra[0]}`);
-  const print = (json: unknown, lines: () => string[]) => {
-    for (const line of values.json ? [JSON.stringify(json, null, 2)] : lines()) output.out(line);
-  };
+  const print = (json: unknown, lines: () => string[]) => (values.json ? [JSON.stringify(json, null, 2)] : lines());
 
   switch (command) {
     case 'create': {
@@ -153,8 +118,9 @@ function commandOf(
       if (name === undefined) throw new UsageError('create needs --name <name>');
       const permissions = commaList(values.permissions);
       const unknown = permissions.filter((permission) => !Object.hasOwn(KEY_PERMISSIONS, permission));
-      if (permissions.length === 0)
+      if (permissions.length === 0) {
         throw new UsageError('--permissions names no permission; a key without one grants nothing');
+      }
       if (unknown.length > 0 && !values['allow-unknown-permissions']) {
         throw new UsageError(
           `unknown permission ${unknown.join(', ')}: it grants nothing (--allow-unknown-permissions to insist)`,
@@ -167,13 +133,16 @@ function commandOf(
       return async (target) => {
         const expiresAt = days === undefined ? undefined : new Date(Date.now() + Number(days) * DAY_MS).toISOString();
         const created = await createKey(target, actor, org, { name, permissions, ...(expiresAt ? { expiresAt } : {}) });
-        print(created, () => [
-          `Created key ${created.key.id} for ${org}`,
-          `  name         ${created.key.name}`,
-          `  prefix       ${created.key.prefix}`,
-          `  permissions  ${created.key.permissions.join(',') || '(none)'}`,
-          `  state        ${keyState(created.key)}`,
-          `  expires      ${created.key.expiresAt}`,
+        const { key } = created;
+        return print(created, () => [
+          `Created key ${key.id} for ${org}`,
+          ...table([
+            ['  name', key.name],
+            ['  prefix', key.prefix],
+            ['  permissions', key.permissions.join(',') || '(none)'],
+            ['  state', keyState(key)],
+            ['  expires', key.expiresAt],
+          ]),
           'The plaintext key is shown only now; store it safely:',
           created.plaintext,
         ]);
@@ -181,24 +150,17 @@ function commandOf(
     }
     case 'list':
       return async (target) => {
-        const keys = await listKeys(target, actor, org);
-        const row = (cells: string[]) => cells.map((cell, i) => cell.padEnd([30, 13, 8, 16, 25, 0][i] ?? 0)).join(' ');
-        print({ keys }, () =>
-          keys.length === 0
-            ? [`${org} has no keys`]
-            : [
-                row(['ID', 'PREFIX', 'STATE', 'PERMISSIONS', 'EXPIRES', 'NAME']),
-                ...keys.map((k) =>
-                  row([k.id, k.prefix, keyState(k), k.permissions.join(',') || '-', k.expiresAt, k.name]),
-                ),
-              ],
-        );
+        const { keys } = await call<{ keys: Key[] }>(target, actor, 'GET', keysPath(org), { organizationId: org });
+        const row = (k: Key) => [k.id, k.prefix, keyState(k), k.permissions.join(',') || '-', k.expiresAt, k.name];
+        const header = ['ID', 'PREFIX', 'STATE', 'PERMISSIONS', 'EXPIRES', 'NAME'];
+        return print({ keys }, () => (keys.length ? table([header, ...keys.map(row)]) : [`${org} has no keys`]));
       };
     case 'revoke':
       if (!keyId) throw new UsageError('revoke needs the key id: revoke --org <id> <keyId>');
       return async (target) => {
-        const key = await revokeKey(target, actor, { organizationId: org, keyId });
-        print({ key }, () => [
+        const path = `${keysPath(org)}/${encodeURIComponent(keyId)}/revoke`;
+        const { key } = await call<{ key: Key }>(target, actor, 'POST', path, { organizationId: org, keyId }, {});
+        return print({ key }, () => [
           `Key ${key.id} (${key.prefix}) is revoked since ${key.revokedAt} by ${key.revokedBy}; it stays listed.`,
         ]);
       };
@@ -208,14 +170,11 @@ function commandOf(
 }
 
 /** The running local key service of this data directory, or one started here for the call. */
-async function withLocalKeyService(
-  dataDir: string,
-  action: (target: KeyServiceTarget) => Promise<void>,
-): Promise<void> {
+async function withLocalKeyService(dataDir: string, command: Command): Promise<string[]> {
   const running = await runningEndpoint(dataDir);
   if (running) {
     try {
-      return await action(running);
+      return await command(running);
     } catch (err: unknown) {
       // A stale endpoint (its process died): nothing reached it, so start one here instead.
       if (!(err instanceof KeyManagementRefusal && err.connectionRefused)) throw err;
@@ -223,23 +182,102 @@ async function withLocalKeyService(
   }
   const service = await startLocalKeyService({ dataDir, announce: false });
   try {
-    await action(service);
+    return await command(service);
   } finally {
     await service.close();
   }
 }
 
-function commaList(text: string): string[] {
-  return text
-    .trim()
-    .split(/\s*,\s*/)
-    .filter(Boolean);
+/** `POST /v1/organizations/{id}/keys` of key-service.md: the new key and its only plaintext. */
+export function createKey(
+  target: UpstreamTarget,
+  actor: Actor,
+  organizationId: string,
+  request: { name: string; permissions: readonly string[]; expiresAt?: string },
+): Promise<{ key: Key; plaintext: string }> {
+  return call(target, actor, 'POST', keysPath(organizationId), { organizationId }, request);
 }
 
-function keyState(key: Key): 'active' | 'expired' | 'revoked' {
-  if (key.revokedAt !== null) return 'revoked';
-  return Date.parse(key.expiresAt) <= Date.now() ? 'expired' : 'active';
+const keysPath = (organizationId: string) => `/v1/organizations/${encodeURIComponent(organizationId)}/keys`;
+
+/** What a call is about, for the refusal's message. */
+type About = { organizationId: string; keyId?: string };
+
+/** The answer's body when it is a success; anything else is a KeyManagementRefusal. */
+async function call<T>(
+  target: UpstreamTarget,
+  actor: Actor,
+  method: string,
+  path: string,
+  about: About,
+  body?: unknown,
+): Promise<T> {
+  let response: Response;
+  try {
+    response = await fetch(`${target.url.replace(/\/+$/, '')}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${target.token}`,
+        'x-actor-id': actor.id,
+        'x-actor-permissions': actor.permissions.join(','),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      signal: AbortSignal.timeout(10_000),
+    });
+  } catch (err: unknown) {
+    // fetch wraps the system error (ECONNREFUSED...) in its cause.
+    const code = errorCode(err) ?? errorCode((err as { cause?: unknown }).cause);
+    const reason = typeof code === 'string' ? code : err instanceof Error ? err.name : 'error';
+    const refusal = new KeyManagementRefusal(`the key service at ${target.url} is unreachable (${reason})`);
+    throw Object.assign(refusal, { connectionRefused: code === 'ECONNREFUSED' });
+  }
+  const answer: unknown = await response.json().catch(() => null);
+  if (response.ok) return answer as T;
+  throw new KeyManagementRefusal(refusal(response, answer, actor, about));
 }
+
+/** The one line a person reads for each refusal the contract names. */
+function refusal(response: Response, answer: unknown, actor: Actor, { organizationId, keyId }: About): string {
+  const { status } = response;
+  if (status === 401) return 'the key service refused the service token (401): check KEY_SERVICE_TOKEN';
+  if (status === 429 || status === 503) {
+    const retryAfter = response.headers.get('retry-after');
+    return `the key service is busy (${status})${retryAfter ? `; retry after ${retryAfter} s` : '; retry later'}`;
+  }
+  switch (typeof answer === 'object' && answer !== null ? (answer as { error?: unknown }).error : undefined) {
+    case 'forbidden':
+      return `forbidden: ${actor.id} does not hold the manage_api_keys permission`;
+    case 'not_found':
+      return keyId === undefined
+        ? `not found: the key service knows no organization ${organizationId}`
+        : `not found: organization ${organizationId} has no key ${keyId}`;
+    case 'active_key_limit':
+      return `active key limit: ${organizationId} already has ${ACTIVE_KEY_LIMIT} active keys; revoke one first`;
+    case 'invalid_expiry':
+      return `invalid expiry: a key must expire within 1 to ${MAX_LIFETIME_DAYS} days from now`;
+    case 'invalid_request':
+      return `invalid request: the name must be 1 to ${NAME_MAX_CHARACTERS} characters, the permissions a list`;
+    default:
+      return `unexpected answer from the key service: status ${status}`;
+  }
+}
+
+/** Rows as columns, each padded to its widest cell. */
+function table(rows: readonly string[][]): string[] {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => row[i]?.length ?? 0))) ?? [];
+  return rows.map((row) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd(),
+  );
+}
+
+const commaList = (text: string): string[] => text.split(',').flatMap((part) => part.trim() || []);
+
+const keyState = (key: Key) =>
+  key.revokedAt !== null ? 'revoked' : Date.parse(key.expiresAt) <= Date.now() ? 'expired' : 'active';
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href) {
   const writeTo = (stream: NodeJS.WriteStream) => (line: string) => void stream.write(`${line}\n`);

@@ -5,29 +5,16 @@ import type Router from '@koa/router';
 import Koa from 'koa';
 import { listenOn } from '../http/listenOn.js';
 
-/**
- * What the two embedded stand-ins for the upstreams share: a Koa app on a free loopback port
- * behind a random service token, answering every error in the upstream's own shape.
- */
+/** The embedded stand-in's HTTP side for both upstreams: Koa on a free loopback port behind a random token. */
 
-export interface ServedUpstream {
-  /** Base URL without a trailing slash, e.g. http://127.0.0.1:41235 */
-  readonly url: string;
-  /** The service token callers must present. */
-  readonly token: string;
-  /** Closes the server and every open connection (keep-alive and event streams included). */
-  close(): Promise<void>;
-}
+export type ServedUpstream = Awaited<ReturnType<typeof serveUpstream>>;
 
 /**
  * Serves the routes behind, in order: errors in the upstream's shape (`bodyFor`), the service
  * token (401 with no body before anything else, as both contracts say), JSON bodies up to 1 MB;
  * 405 with Allow for another method.
  */
-export async function serveUpstream(
-  router: Router,
-  bodyFor: (status: number, message: string) => unknown,
-): Promise<ServedUpstream> {
+export async function serveUpstream(router: Router, bodyFor: (status: number, message: string) => unknown) {
   const token = randomBytes(24).toString('base64url');
   const app = new Koa();
   app.silent = true; // a stand-in: its failures are answered, not logged
@@ -39,9 +26,12 @@ export async function serveUpstream(
   const server = createServer(app.callback());
   const url = await listenOn(server, '127.0.0.1', 0);
   return {
+    /** Base URL without a trailing slash, e.g. http://127.0.0.1:41235 */
     url,
+    /** The service token callers must present. */
     token,
-    close: () =>
+    /** Closes the server and every open connection (keep-alive and event streams included). */
+    close: (): Promise<void> =>
       new Promise<void>((resolve, reject) => {
         if (!server.listening) return resolve();
         server.close((err) => (err ? reject(err) : resolve()));

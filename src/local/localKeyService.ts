@@ -1,20 +1,19 @@
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import Router, { type RouterContext } from '@koa/router';
 import { z } from 'zod';
+import { keyHashOf } from '../auth/keyFormat.js';
 import { parseDateTime } from '../rfc3339.js';
 import { announceEndpoint, DATA_FILE_NAME, lockDataDir, withdrawEndpoint } from './dataDirFiles.js';
-import { KeyEventLog, toSseFrame } from './keyEvents.js';
-import { keyHashOf } from './keyMaterial.js';
-import { isActive, KeyStore, NAME_MAX_CHARACTERS } from './keyStore.js';
+import { isActive, type KeyEventType, KeyStore, NAME_MAX_CHARACTERS } from './keyStore.js';
 import { serveUpstream } from './localHttp.js';
 import { LOCAL_KEYS } from './seedAccounts.js';
 
 /**
- * The embedded stand-in for the key service: every call of key-service.md over HTTP on
- * loopback, with the data in `<dataDir>/key-service.json`. Beyond the contract it has one
- * local administration call, PATCH /v1/organizations/{id} {plan?, ceiling?}, which announces
- * `organization.updated` (the real service changes plans elsewhere).
+ * The embedded stand-in for the key service: every call of key-service.md, plus one local one,
+ * PATCH /v1/organizations/{id} {plan?, ceiling?}, announcing `organization.updated` (the real
+ * service changes plans elsewhere).
  */
 
 export interface LocalKeyServiceOptions {
@@ -57,7 +56,6 @@ const ERROR_CODES: Readonly<Record<number, string>> = {
   403: 'forbidden',
   404: 'not_found',
   405: 'method_not_allowed',
-  409: 'active_key_limit',
   // A body over the limit is one of another form, as the contract sees it.
   413: 'invalid_request',
 };
@@ -69,15 +67,13 @@ export async function startLocalKeyService(options: LocalKeyServiceOptions) {
   try {
     const events = new KeyEventLog(now);
     const store = await KeyStore.open(options.dataDir, now, (type, data) => events.append(type, data));
-    const streams = new Set<PassThrough>();
-    const router = keyServiceRoutes(store, events, streams, options.pingIntervalMs ?? 15_000);
+    const router = keyServiceRoutes(store, events, options.pingIntervalMs ?? 15_000);
     const served = await serveUpstream(router, (status) => ({ error: ERROR_CODES[status] ?? 'internal_error' }));
     const announce = options.announce ?? true;
     if (announce) await announceEndpoint(options.dataDir, served);
     const demo = store.verify(keyHashOf(LOCAL_KEYS.demo));
     let closing: Promise<void> | null = null;
     return {
-      /** Base URL without a trailing slash, e.g. http://127.0.0.1:41235 */
       url: served.url,
       token: served.token,
       dataFile: join(options.dataDir, DATA_FILE_NAME),
@@ -87,7 +83,7 @@ export async function startLocalKeyService(options: LocalKeyServiceOptions) {
       demoKeyActive: demo !== null && isActive(demo.key, now().getTime()),
       close(): Promise<void> {
         closing ??= (async () => {
-          for (const stream of streams) stream.end();
+          for (const stream of events.streams) stream.end();
           await served.close();
           await store.save();
           if (announce) await withdrawEndpoint(options.dataDir);
@@ -102,7 +98,7 @@ export async function startLocalKeyService(options: LocalKeyServiceOptions) {
   }
 }
 
-function keyServiceRoutes(store: KeyStore, events: KeyEventLog, streams: Set<PassThrough>, pingMs: number): Router {
+function keyServiceRoutes(store: KeyStore, events: KeyEventLog, pingMs: number): Router {
   const router = new Router();
 
   router.post('/v1/keys/verify', (ctx) => {
@@ -126,15 +122,13 @@ function keyServiceRoutes(store: KeyStore, events: KeyEventLog, streams: Set<Pas
     ctx.body = stream;
     stream.write(': connected\n\n');
     const lastEventId = ctx.get('last-event-id').trim();
-    for (const event of lastEventId === '' ? [] : events.missedSince(lastEventId)) stream.write(toSseFrame(event));
-    const unsubscribe = events.subscribe((event) => stream.write(toSseFrame(event)));
+    for (const event of lastEventId === '' ? [] : events.missedSince(lastEventId)) stream.write(sseFrame(event));
     const ping = setInterval(() => stream.write(': ping\n\n'), pingMs);
     ping.unref();
-    streams.add(stream);
+    events.streams.add(stream);
     ctx.res.once('close', () => {
       clearInterval(ping);
-      unsubscribe();
-      streams.delete(stream);
+      events.streams.delete(stream);
       stream.end();
     });
   });
@@ -143,13 +137,8 @@ function keyServiceRoutes(store: KeyStore, events: KeyEventLog, streams: Set<Pas
     const actorId = actorWithKeyPermission(ctx);
     if (!store.hasOrganization(organizationOf(ctx))) ctx.throw(404);
     const result = await store.createKey(organizationOf(ctx), actorId, parsed(ctx, CreateKeyBody));
-    if ('error' in result) {
-      ctx.status = CREATE_REFUSALS[result.error];
-      ctx.body = { error: result.error };
-      return;
-    }
-    ctx.set('cache-control', 'no-store');
-    ctx.status = 201;
+    ctx.status = 'error' in result ? CREATE_REFUSALS[result.error] : 201;
+    if (ctx.status === 201) ctx.set('cache-control', 'no-store'); // the plaintext is in this answer only
     ctx.body = result;
   });
 
@@ -171,9 +160,7 @@ function keyServiceRoutes(store: KeyStore, events: KeyEventLog, streams: Set<Pas
   return router;
 }
 
-function organizationOf(ctx: RouterContext): string {
-  return ctx.params.organizationId ?? '';
-}
+const organizationOf = (ctx: RouterContext): string => ctx.params.organizationId ?? '';
 
 /** The request body as `schema` says, or 400 invalid_request. */
 function parsed<T extends z.ZodType>(ctx: RouterContext, schema: T): z.output<T> {
@@ -188,3 +175,48 @@ function actorWithKeyPermission(ctx: RouterContext): string {
   if (id === '' || !permissions.some((p) => p.trim() === 'manage_api_keys')) ctx.throw(403);
   return id;
 }
+
+type KeyEvent = { id: string; type: KeyEventType | 'reset'; data: Record<string, unknown>; seq: number; atMs: number };
+
+/**
+ * The change events, kept 10 minutes (as the contract says) for a client reconnecting with
+ * `Last-Event-ID`; when the events after its id are gone (older, or from before a restart) it
+ * gets `reset`. Each new event goes to every open stream.
+ */
+class KeyEventLog {
+  /** Ids of this process's events start with it; any other id predates a restart. */
+  private readonly bootId = randomBytes(4).toString('hex');
+  private readonly events: KeyEvent[] = [];
+  private seq = 0;
+  readonly streams = new Set<PassThrough>();
+
+  constructor(private readonly now: () => Date) {}
+
+  append(type: KeyEventType, data: Record<string, unknown>): void {
+    this.seq += 1;
+    const event = { id: `${this.bootId}-${this.seq}`, type, data, seq: this.seq, atMs: this.now().getTime() };
+    this.events.push(event);
+    this.dropExpired();
+    for (const stream of this.streams) stream.write(sseFrame(event));
+  }
+
+  /** What a client that last saw `lastEventId` missed, or a reset when that cannot be told. */
+  missedSince(lastEventId: string): KeyEvent[] {
+    this.dropExpired();
+    const match = /^([0-9a-f]+)-(\d+)$/.exec(lastEventId.trim());
+    const seen = match && match[1] === this.bootId ? Number(match[2]) : null;
+    // Events are kept in seq order, so the oldest kept one tells whether any after `seen` is gone.
+    if (seen === null || seen > this.seq || seen < (this.events[0]?.seq ?? this.seq + 1) - 1) {
+      // The reset carries the newest id, so reconnecting after it replays from here.
+      return [{ id: `${this.bootId}-${this.seq}`, type: 'reset', data: {}, seq: this.seq, atMs: 0 }];
+    }
+    return this.events.filter((event) => event.seq > seen);
+  }
+
+  private dropExpired(): void {
+    const oldestKept = this.now().getTime() - 10 * 60_000;
+    while ((this.events[0]?.atMs ?? Infinity) < oldestKept) this.events.shift();
+  }
+}
+
+const sseFrame = (event: KeyEvent) => `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event.data)}\n\n`;

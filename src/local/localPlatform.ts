@@ -4,7 +4,7 @@ import {
   buildSchema,
   type DocumentNode,
   type ExecutionResult,
-  execute,
+  executeSync,
   GraphQLError,
   GraphQLScalarType,
   type GraphQLSchema,
@@ -15,14 +15,10 @@ import {
 import { z } from 'zod';
 import { isCalendarDate, parseDateTime } from '../rfc3339.js';
 import { type ServedUpstream, serveUpstream } from './localHttp.js';
-import type { PlatformData } from './platformData.js';
 import { rootValue } from './platformResolvers.js';
+import type { PlatformData } from './seedData.js';
 
-/**
- * The embedded stand-in for the platform: a real GraphQL server for the vendored platform.graphql, on
- * loopback, with the platform's service-token auth and page limit. Parsing and validating
- * happen once per distinct query text, so a benchmark measures the gateway, not this.
- */
+/** The embedded stand-in for the platform: a GraphQL server for the vendored platform.graphql. */
 
 const GraphQLRequestBody = z.object({
   query: z.string().refine((query) => query.trim() !== '', 'query must be a non-empty string'),
@@ -73,6 +69,7 @@ export function createPlatformExecutor(data: PlatformData): { execute(body: Grap
     } catch (err: unknown) {
       prepared = [withCode(err instanceof GraphQLError ? err : new GraphQLError(String(err)), 'GRAPHQL_PARSE_FAILED')];
     }
+    // Parsed and validated once per query text, so a benchmark measures the gateway, not this.
     // Bounded: the oldest text goes first; the gateway only ever sends a handful.
     if (documents.size >= MAX_CACHED_DOCUMENTS) documents.delete(documents.keys().next().value ?? '');
     documents.set(query, prepared);
@@ -83,14 +80,13 @@ export function createPlatformExecutor(data: PlatformData): { execute(body: Grap
     execute(body) {
       const document = documentOf(body.query);
       if (Array.isArray(document)) return { errors: document };
-      const result = execute({
+      const result = executeSync({
         schema,
         document: document as DocumentNode,
         rootValue: root,
         variableValues: body.variables ?? undefined,
         operationName: body.operationName ?? undefined,
       });
-      if (result instanceof Promise) throw new Error('the local platform resolves synchronously');
       // No data at all: the variables did not fit the operation.
       if (!('data' in result) || result.data === undefined) {
         return { errors: (result.errors ?? []).map((e) => withCode(e, 'BAD_USER_INPUT')) };
@@ -103,36 +99,24 @@ export function createPlatformExecutor(data: PlatformData): { execute(body: Grap
 /** The vendored schema, with its Date and DateTime scalars checking what they accept. */
 function platformSchema(): GraphQLSchema {
   const schema = buildSchema(readFileSync(SCHEMA_PATH, 'utf8'));
-  const date = schema.getType('Date');
-  const dateTime = schema.getType('DateTime');
-  if (date instanceof GraphQLScalarType) checkScalar(date, isCalendarDate, 'Date must be a calendar date YYYY-MM-DD');
-  if (dateTime instanceof GraphQLScalarType) {
-    checkScalar(dateTime, (text) => parseDateTime(text) !== null, 'DateTime must be an RFC 3339 date-time');
-  }
+  checkScalar(schema, 'Date', isCalendarDate, 'Date must be a calendar date YYYY-MM-DD');
+  checkScalar(schema, 'DateTime', (text) => parseDateTime(text) !== null, 'DateTime must be an RFC 3339 date-time');
   return schema;
 }
 
-function checkScalar(type: GraphQLScalarType, accepts: (text: string) => boolean, message: string): void {
-  type.parseValue = (value: unknown) => {
+function checkScalar(schema: GraphQLSchema, name: string, accepts: (text: string) => boolean, message: string) {
+  const type = schema.getType(name);
+  if (!(type instanceof GraphQLScalarType)) throw new Error(`platform.graphql has no scalar ${name}`);
+  const checked = (value: unknown) => {
     if (typeof value !== 'string' || !accepts(value)) throw new GraphQLError(message);
     return value;
   };
-  type.parseLiteral = (node) => {
-    if (node.kind !== Kind.STRING || !accepts(node.value)) throw new GraphQLError(message);
-    return node.value;
-  };
+  type.parseValue = checked;
+  type.parseLiteral = (node) => checked(node.kind === Kind.STRING ? node.value : null);
 }
 
-/** The error with `code` in its extensions, unless it has one already. */
+/** The error with `code` in its extensions unless it has one: graphql made it for this document or request alone. */
 function withCode(error: GraphQLError, code: string): GraphQLError {
-  if (error.extensions.code !== undefined) return error;
-  const { message, nodes, source, positions, path, originalError, extensions } = error;
-  return new GraphQLError(message, {
-    nodes,
-    source,
-    positions,
-    path,
-    originalError,
-    extensions: { ...extensions, code },
-  });
+  error.extensions.code ??= code;
+  return error;
 }

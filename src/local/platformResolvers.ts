@@ -1,38 +1,23 @@
 import { GraphQLError } from 'graphql';
+import type { AuditSeverity, TrackedKeywordOrder, TrackedKeywordOrderField } from '../generated/graphql.js';
 import { compareCodePoints } from '../mappers/codePointOrder.js';
-import type {
-  AiVisibilityRecord,
-  AuditRunRecord,
-  AuditRunStatus,
-  AuditSeverity,
-  KeywordRecord,
-  OrganizationRecord,
-  PlatformData,
-  RollupWindow,
-  SiteRecord,
-} from './platformData.js';
+import { type AuditRunStatus, type PlatformData, type RollupWindow, SEVERITIES, type SiteRecord } from './seedData.js';
 
 /**
- * The resolvers of the embedded stand-in for the platform, as plain objects over the records:
- * graphql's default field resolver reads a property, or calls a function of the same name with
- * the field's arguments. Each argument follows the schema's comments to the letter; the gateway
- * depends on them.
+ * The resolvers of the embedded stand-in for the platform, as plain objects: graphql's default
+ * resolver reads a property, or calls a function of that name with the field's arguments. Each
+ * argument follows the schema's comments to the letter; the gateway depends on them.
  */
 
 /** The platform refuses larger pages with BAD_USER_INPUT. */
-export const PAGE_MAX = 200;
+const PAGE_MAX = 200;
 
-type OrderField = 'POSITION' | 'SEARCH_VOLUME' | 'KEYWORD' | 'CREATED_AT';
-type Direction = 'ASC' | 'DESC';
-
-interface PageArgs {
-  first?: number | null;
-  after?: string | null;
-}
-interface KeywordOrder {
-  field: OrderField;
-  direction: Direction;
-}
+type OrganizationRecord = NonNullable<ReturnType<PlatformData['organizations']['get']>>;
+type KeywordRecord = SiteRecord['keywords'][number];
+type AuditRunRecord = SiteRecord['auditRuns'][number];
+type AiVisibilityRecord = NonNullable<SiteRecord['aiVisibility']>;
+type PageArgs = { first?: number | null; after?: string | null };
+type KeywordArgs = PageArgs & { filter?: { ranked?: boolean | null } | null; orderBy?: TrackedKeywordOrder | null };
 
 export function rootValue(data: PlatformData): { organization(args: { id: string }): unknown } {
   const nodes = new Map([...data.organizations].map(([id, record]) => [id, organizationNode(record)]));
@@ -63,14 +48,14 @@ function siteNode(record: SiteRecord) {
     /** The newest check on or before the date (none given: the newest of all); null when none. */
     rankSnapshot: ({ onOrBefore }: { onOrBefore?: string | null }) =>
       record.rankChecks.findLast((check) => onOrBefore == null || check.date <= onOrBefore) ?? null,
-    trackedKeywords(args: PageArgs & { filter?: { ranked?: boolean | null } | null; orderBy?: KeywordOrder | null }) {
-      const { field, direction } = args.orderBy ?? { field: 'CREATED_AT', direction: 'ASC' };
+    trackedKeywords(args: KeywordArgs) {
+      const order: TrackedKeywordOrder = args.orderBy ?? { field: 'CREATED_AT', direction: 'ASC' };
       const ranked = args.filter?.ranked ?? null;
-      const scope = `kw:${record.id}:${field}:${direction}:${ranked ?? '*'}`;
+      const scope = `kw:${record.id}:${order.field}:${order.direction}:${ranked ?? '*'}`;
       let list = orderings.get(scope);
       if (!list) {
         list = record.keywords.filter((k) => ranked === null || ranked === rankOf(k.position) > 0);
-        orderings.set(scope, list.sort(keywordOrder(field, direction)));
+        orderings.set(scope, list.sort(keywordOrder(order)));
       }
       return { ...connection(list, args, 50, scope), totalCount: list.length };
     },
@@ -94,15 +79,13 @@ function aiVisibilityNode(record: AiVisibilityRecord) {
   };
 }
 
-const SEVERITY_ORDER: readonly AuditSeverity[] = ['CRITICAL', 'WARNING', 'INFO'];
-
 function auditRunNode(record: AuditRunRecord) {
   const countOf = (severity: AuditSeverity) => record.issues.filter((issue) => issue.severity === severity).length;
   return {
     ...record,
     /** One row per severity with at least one finding; none for a severity without. */
     issueSummary: () =>
-      SEVERITY_ORDER.map((severity) => ({ severity, count: countOf(severity) })).filter((row) => row.count > 0),
+      SEVERITIES.map((severity) => ({ severity, count: countOf(severity) })).filter((row) => row.count > 0),
     issues(args: PageArgs & { severity?: AuditSeverity | null }) {
       const severity = args.severity ?? null;
       const issues = severity === null ? record.issues : record.issues.filter((i) => i.severity === severity);
@@ -115,12 +98,10 @@ function auditRunNode(record: AuditRunRecord) {
 const rankOf = (position: number | null): number => (position !== null && position > 0 ? position : 0);
 
 /** ASCII-only lower case: the schema folds A–Z and nothing else. */
-function asciiLowerCase(text: string): string {
-  return text.replace(/[A-Z]/g, (letter) => String.fromCharCode(letter.charCodeAt(0) + 32));
-}
+const asciiLowerCase = (text: string): string => text.replace(/[A-Z]/g, (letter) => letter.toLowerCase());
 
 /** The schema's orderings: POSITION counts 0 and null as 0 (unranked FIRST with ASC), SEARCH_VOLUME null as 0. */
-const DIFFERENCE: Readonly<Record<OrderField, (a: KeywordRecord, b: KeywordRecord) => number>> = {
+const DIFFERENCE: Readonly<Record<TrackedKeywordOrderField, (a: KeywordRecord, b: KeywordRecord) => number>> = {
   POSITION: (a, b) => rankOf(a.position) - rankOf(b.position),
   SEARCH_VOLUME: (a, b) => (a.searchVolume ?? 0) - (b.searchVolume ?? 0),
   KEYWORD: (a, b) => compareCodePoints(a.keyword, b.keyword),
@@ -128,15 +109,13 @@ const DIFFERENCE: Readonly<Record<OrderField, (a: KeywordRecord, b: KeywordRecor
 };
 
 /** Ties go by keyword text ascending by code point, whatever the direction; the id settles the rest. */
-function keywordOrder(field: OrderField, direction: Direction): (a: KeywordRecord, b: KeywordRecord) => number {
+function keywordOrder({ field, direction }: TrackedKeywordOrder): (a: KeywordRecord, b: KeywordRecord) => number {
   const sign = direction === 'ASC' ? 1 : -1;
   return (a, b) =>
     sign * DIFFERENCE[field](a, b) || compareCodePoints(a.keyword, b.keyword) || compareCodePoints(a.id, b.id);
 }
 
-function badUserInput(message: string): GraphQLError {
-  return new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
-}
+const badUserInput = (message: string) => new GraphQLError(message, { extensions: { code: 'BAD_USER_INPUT' } });
 
 function pageSize(first: number | null | undefined, fallback: number): number {
   const size = first ?? fallback;
@@ -161,13 +140,11 @@ function connection<R extends { id: string }>(rows: readonly R[], args: PageArgs
 }
 
 /** A cursor names the list it came from and the row it points at. */
-function encodeCursor(scope: string, id: string): string {
-  return Buffer.from(JSON.stringify([scope, id]), 'utf8').toString('base64url');
-}
+const encodeCursor = (scope: string, id: string) => Buffer.from(JSON.stringify([scope, id])).toString('base64url');
 
 /** The index after the cursor's row; 0 without a cursor. A cursor of another list is refused. */
 function startAfter(after: string | null | undefined, scope: string, rows: readonly { id: string }[]): number {
-  if (after === undefined || after === null) return 0;
+  if (after == null) return 0;
   let decoded: unknown = null;
   try {
     decoded = JSON.parse(Buffer.from(after, 'base64url').toString('utf8'));

@@ -1,7 +1,6 @@
 /**
- * The organizations and keys the embedded stand-in for the key service starts with. The
- * plaintext keys are fixed constants (valid checksums, see keyMaterial.ts) so `npm start`, the
- * README and the tests can use them; the data file still stores only their SHA-256 hashes.
+ * The organizations and keys the embedded stand-in starts with. The plaintext keys are fixed so
+ * `npm start`, the README and the tests can use them; the data file stores only their hashes.
  */
 
 /** `ceiling` null: none; `usedAtPeriodStart`: usage already counted when a period starts (capped starts full). */
@@ -26,30 +25,19 @@ export const LOCAL_KEYS = {
   legacy: 'atl_LegacyKeyForLocalOrgLegacy00000803zXoR',
 } as const;
 
-/** A seeded key; `state` expired: 30 days ago, revoked: a day ago. */
-export type SeedKey = (typeof SEED_KEYS)[number];
-
-export const SEED_KEYS = (
-  [
-    // The key `npm start` prints; then one without `read`, one expired and one revoked.
-    ['demo', 'key_LOCALDEMO00000000000000001', 'org_demo', 'local demo', 'read', 'active'],
-    ['demoWriteOnly', 'key_LOCALDEMO00000000000000002', 'org_demo', 'local write only', 'write', 'active'],
-    ['demoExpired', 'key_LOCALDEMO00000000000000003', 'org_demo', 'local expired', 'read', 'expired'],
-    ['demoRevoked', 'key_LOCALDEMO00000000000000004', 'org_demo', 'local revoked', 'read', 'revoked'],
-    // One key for each other organization: below pro, at its ceiling, another acme.com, an unknown plan.
-    ['starter', 'key_LOCALSTARTER00000000000005', 'org_starter', 'local starter', 'read', 'active'],
-    ['capped', 'key_LOCALCAPPED000000000000006', 'org_capped', 'local capped', 'read', 'active'],
-    ['other', 'key_LOCALOTHER0000000000000007', 'org_other', 'local other', 'read', 'active'],
-    ['legacy', 'key_LOCALLEGACY000000000000008', 'org_legacy', 'local legacy', 'read', 'active'],
-  ] as const
-).map(([name, id, organizationId, label, permission, state]) => ({
-  name,
-  id,
-  organizationId,
-  label,
-  permission,
-  state,
-}));
+/** [name in LOCAL_KEYS, id, organization, name, permission, state]: expired 30 days ago, revoked a day ago. */
+export const SEED_KEYS = [
+  // The key `npm start` prints; then one without `read`, one expired and one revoked.
+  ['demo', 'key_LOCALDEMO00000000000000001', 'org_demo', 'local demo', 'read', 'active'],
+  ['demoWriteOnly', 'key_LOCALDEMO00000000000000002', 'org_demo', 'local write only', 'write', 'active'],
+  ['demoExpired', 'key_LOCALDEMO00000000000000003', 'org_demo', 'local expired', 'read', 'expired'],
+  ['demoRevoked', 'key_LOCALDEMO00000000000000004', 'org_demo', 'local revoked', 'read', 'revoked'],
+  // One key for each other organization: below pro, at its ceiling, another acme.com, an unknown plan.
+  ['starter', 'key_LOCALSTARTER00000000000005', 'org_starter', 'local starter', 'read', 'active'],
+  ['capped', 'key_LOCALCAPPED000000000000006', 'org_capped', 'local capped', 'read', 'active'],
+  ['other', 'key_LOCALOTHER0000000000000007', 'org_other', 'local other', 'read', 'active'],
+  ['legacy', 'key_LOCALLEGACY000000000000008', 'org_legacy', 'local legacy', 'read', 'active'],
+] as const;
 
 /** The person the local seed and the CLI act as. */
 export const LOCAL_OWNER_ID = 'usr_local_owner';

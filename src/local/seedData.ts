@@ -1,15 +1,6 @@
+import type { AuditSeverity } from '../generated/graphql.js';
 import { DAY_MS } from './keyStore.js';
-import type {
-  AuditRunRecord,
-  AuditRunStatus,
-  AuditSeverity,
-  PlatformData,
-  RollupRecord,
-  RollupWindow,
-  SiteRecord,
-} from './platformData.js';
 import { SEED_ORGANIZATIONS } from './seedAccounts.js';
-import { type SeededRandom, seededRandom } from './seededRandom.js';
 
 /**
  * Demo content of the embedded stand-in for the platform, generated from the compact tables
@@ -28,15 +19,26 @@ import { type SeededRandom, seededRandom } from './seededRandom.js';
  * org_starter (starter), org_capped (pro, at its ceiling), org_other (enterprise, has its own
  * acme.com), org_legacy (unknown plan): one site each.
  */
-export function seedPlatformData(now: Date = new Date()): PlatformData {
+export function seedPlatformData(now: Date = new Date()) {
   const organizations = new Map(
     Object.entries(SITE_SPECS).map(([id, specs]) => {
       const name = SEED_ORGANIZATIONS.find((org) => org.id === id)?.name ?? id;
-      return [id, { id, name, sites: specs.map((spec) => buildSite(spec, now.getTime())) }] as const;
+      const sites = Object.entries(specs).map(([domain, spec]) => buildSite(domain, spec, now.getTime()));
+      return [id, { id, name, sites }] as const;
     }),
   );
   return { organizations };
 }
+
+/**
+ * The records served, shaped after platform.graphql and never changed once seeded. Date-times
+ * keep the offset they were written with (the platform may send any, not only Z); `position`
+ * 0 or null is not ranked; rank checks are daily, oldest first, with some days missing.
+ */
+export type PlatformData = ReturnType<typeof seedPlatformData>;
+export type SiteRecord = ReturnType<typeof buildSite>;
+export type AuditRunStatus = 'QUEUED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED';
+export type RollupWindow = 'DAYS_7' | 'DAYS_30' | 'DAYS_90';
 
 const HOUR_MS = 3_600_000;
 const MINUTE_MS = 60_000;
@@ -56,13 +58,12 @@ function dateTimeWithOffset(instantMs: number, offsetMinutes: number): string {
 type N = number | null;
 /** A keyword: its position 8 or more days ago and in the newest check (null for a generated one). */
 type KeywordRow = [keyword: string, volume: N, cluster: string | null, before: N, now: N, trackedSinceDays?: number];
-type Scores = [overall: N, aiCrawl: N, contentDecay: N, technical: N];
 type AuditRow = readonly [
   status: AuditRunStatus,
   startedMinutesAgo: number,
   offsetMinutes: number,
   durationMinutes?: number,
-  scores?: Scores,
+  scores?: [overall: N, aiCrawl: N, contentDecay: N, technical: N],
   counts?: Partial<Record<AuditSeverity, number>>,
 ];
 /** Generated keywords: `count` of the head × modifier pairs, in a seeded order. */
@@ -71,7 +72,6 @@ type Filler = { count: number; heads: string[]; modifiers: string[]; clusters: s
 interface SiteSpec {
   /** site_ + the domain by default. */
   id?: string;
-  domain: string;
   created: readonly [daysAgo: number, offsetMinutes: number];
   historyDays: number;
   /** Days ago with no completed check (never 0). */
@@ -145,12 +145,9 @@ const CATALOG_FILLER: Filler = {
   clusters: words('footwear, outerwear, camping, climbing, winter sports, fitness'),
 };
 
-const smallFiller = (heads: string[], clusters: string[], count: number): Filler => ({
-  count,
-  heads,
-  modifiers: words('guide, pricing, near me, review, online, best, cheap, ideas'),
-  clusters,
-});
+function smallFiller(heads: string[], clusters: string[], count: number): Filler {
+  return { count, heads, modifiers: words('guide, pricing, near me, review, online, best, cheap, ideas'), clusters };
+}
 
 const DEMO_AUDITS: readonly AuditRow[] = [
   // The RUNNING run is the newest; LatestAudit must still pick a COMPLETED one.
@@ -163,10 +160,10 @@ const DEMO_AUDITS: readonly AuditRow[] = [
   ['CANCELLED', 16 * 24 * 60, 0],
 ];
 
-const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
-  org_demo: [
-    {
-      domain: 'acme.com',
+/** Each organization's sites, by domain. */
+const SITE_SPECS: Readonly<Record<string, Readonly<Record<string, SiteSpec>>>> = {
+  org_demo: {
+    'acme.com': {
       created: [400, 60],
       historyDays: 120,
       missingDays: [2, 7, 15, 16, 31, 60],
@@ -175,8 +172,7 @@ const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
       ai: { prompts: [42, 6, 3], createdDaysAgo: 200, scoreBps: 6120 },
       audits: DEMO_AUDITS,
     },
-    {
-      domain: 'acme.org',
+    'acme.org': {
       created: [90, -300],
       historyDays: 30,
       missingDays: [1],
@@ -188,8 +184,7 @@ const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
       ai: { prompts: [4, 0, 0], createdDaysAgo: 1, scoreBps: null },
       audits: [['COMPLETED', 5 * 24 * 60, 0, 12, [91, 88, null, 95], { INFO: 4 }]],
     },
-    {
-      domain: 'bigcatalog.shop',
+    'bigcatalog.shop': {
       created: [700, 330],
       historyDays: 100,
       missingDays: [5, 12, 40],
@@ -200,8 +195,7 @@ const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
         ['QUEUED', 5, 0],
       ],
     },
-    {
-      domain: 'newsite.io',
+    'newsite.io': {
       created: [4, -300],
       historyDays: 3,
       keywords: [
@@ -214,46 +208,38 @@ const SITE_SPECS: Readonly<Record<string, readonly SiteSpec[]>> = {
         ['FAILED', 26 * 60, 60],
       ],
     },
-    { domain: 'quiet.dev', created: [2, 0], historyDays: 0 },
-  ],
-  org_starter: [
-    {
-      domain: 'starter-shop.com',
+    'quiet.dev': { created: [2, 0], historyDays: 0 },
+  },
+  org_starter: {
+    'starter-shop.com': {
       created: [60, 60],
       historyDays: 30,
       filler: smallFiller(['handmade soap', 'candles', 'gift box'], ['shop'], 12),
       audits: [['COMPLETED', 7 * 24 * 60, 60, 9, [77, 60, 80, 81], { WARNING: 6 }]],
     },
-  ],
-  org_capped: [
-    {
-      domain: 'capped.net',
+  },
+  org_capped: {
+    'capped.net': {
       created: [200, 0],
       historyDays: 30,
       filler: smallFiller(['news', 'podcast', 'video'], ['media'], 10),
       ai: { prompts: [8, 2, 0], createdDaysAgo: 50, scoreBps: 5000 },
     },
-  ],
-  org_other: [
-    {
+  },
+  org_other: {
+    'acme.com': {
       // Same domain as org_demo's: a site of another organization must look missing.
       id: 'site_other_acme_com',
-      domain: 'acme.com',
       created: [30, 0],
       historyDays: 20,
       keywords: [['other acme secret', 5, null, 9, 1]],
       ai: { prompts: [1, 0, 0], createdDaysAgo: 20, scoreBps: 9100 },
     },
-    {
-      domain: 'other-brand.co',
-      created: [30, 0],
-      historyDays: 20,
-      filler: smallFiller(['brand', 'shop'], ['brand'], 6),
-    },
-  ],
-  org_legacy: [
-    { domain: 'legacy.example', created: [900, 0], historyDays: 10, filler: smallFiller(['legacy'], ['legacy'], 3) },
-  ],
+    'other-brand.co': { created: [30, 0], historyDays: 20, filler: smallFiller(['brand', 'shop'], ['brand'], 6) },
+  },
+  org_legacy: {
+    'legacy.example': { created: [900, 0], historyDays: 10, filler: smallFiller(['legacy'], ['legacy'], 3) },
+  },
 };
 
 const ISSUE_TITLES: Readonly<Record<AuditSeverity, readonly string[]>> = {
@@ -269,11 +255,11 @@ const PAGE_PATHS = [
   ...words('pricing, blog, blog/seo-basics, features/audits, about, contact, docs/api, blog/ai-visibility'),
   ...words('changelog, careers, legal/privacy'),
 ];
-const SEVERITIES: readonly AuditSeverity[] = ['CRITICAL', 'WARNING', 'INFO'];
-const WINDOWS: readonly RollupWindow[] = ['DAYS_7', 'DAYS_30', 'DAYS_90'];
+/** In the schema's order, most severe first. */
+export const SEVERITIES: readonly AuditSeverity[] = ['CRITICAL', 'WARNING', 'INFO'];
 
-function buildSite(spec: SiteSpec, nowMs: number): SiteRecord {
-  const id = spec.id ?? `site_${spec.domain.replace(/\W/g, '_')}`;
+function buildSite(domain: string, spec: SiteSpec, nowMs: number) {
+  const id = spec.id ?? `site_${domain.replace(/\W/g, '_')}`;
   const random = seededRandom(id);
   const todayMs = nowMs - (nowMs % DAY_MS);
   const history = spec.historyDays;
@@ -307,8 +293,8 @@ function buildSite(spec: SiteSpec, nowMs: number): SiteRecord {
   const [active, paused, archived] = ai?.prompts ?? [0, 0, 0];
   return {
     id,
-    domain: spec.domain,
-    slug: spec.domain.split('.')[0] ?? spec.domain,
+    domain,
+    slug: domain.split('.')[0] ?? domain,
     createdAt: dateTimeWithOffset(nowMs - spec.created[0] * DAY_MS - 3 * HOUR_MS, spec.created[1]),
     keywords,
     rankChecks,
@@ -320,7 +306,7 @@ function buildSite(spec: SiteSpec, nowMs: number): SiteRecord {
           rollups: ai.scoreBps === null ? [] : rollups(ai.scoreBps, nowMs, random),
         }
       : null,
-    auditRuns: (spec.audits ?? []).map((audit) => buildAuditRun(spec.domain, audit, nowMs, random)),
+    auditRuns: (spec.audits ?? []).map((audit) => buildAuditRun(domain, audit, nowMs, random)),
   };
 }
 
@@ -376,16 +362,16 @@ function positionSeries(row: KeywordRow | null, history: number, random: SeededR
 }
 
 /** Eight weekly rollups per window, drifting from `scoreBps`, and one more for DAYS_30. */
-function rollups(scoreBps: number, nowMs: number, random: SeededRandom): RollupRecord[] {
-  const rollup = (window: RollupWindow, score: number, computedMs: number, offset: number): RollupRecord => ({
+function rollups(scoreBps: number, nowMs: number, random: SeededRandom) {
+  const rollup = (window: RollupWindow, score: number, computedMs: number, offset: number) => ({
     window,
     scoreBps: score,
     appearanceRate: Math.round(Math.min(1, (score / 10_000) * (0.6 + random.next() * 0.2)) * 1000) / 1000,
     shareOfVoice: Math.round(Math.min(1, (score / 10_000) * (0.3 + random.next() * 0.2)) * 1000) / 1000,
     computedAt: dateTimeWithOffset(computedMs, offset),
   });
-  const all: RollupRecord[] = [];
-  for (const window of WINDOWS) {
+  const all: ReturnType<typeof rollup>[] = [];
+  for (const window of ['DAYS_7', 'DAYS_30', 'DAYS_90'] as const) {
     let score = scoreBps;
     for (let week = 0; week < 8; week++) {
       all.push(rollup(window, score, nowMs - 3 * HOUR_MS - week * 7 * DAY_MS, week === 0 ? -300 : offsetAt(week)));
@@ -398,7 +384,7 @@ function rollups(scoreBps: number, nowMs: number, random: SeededRandom): RollupR
   return all;
 }
 
-function buildAuditRun(domain: string, audit: AuditRow, nowMs: number, random: SeededRandom): AuditRunRecord {
+function buildAuditRun(domain: string, audit: AuditRow, nowMs: number, random: SeededRandom) {
   const [status, startedMinutesAgo, offset, durationMinutes, scores, counts] = audit;
   const startedMs = nowMs - startedMinutesAgo * MINUTE_MS;
   const issues = SEVERITIES.flatMap((severity) =>
@@ -420,3 +406,27 @@ function buildAuditRun(domain: string, audit: AuditRow, nowMs: number, random: S
     issues,
   };
 }
+
+/** mulberry32 seeded with the FNV-1a hash of the text: the same numbers on every run. */
+function seededRandom(seedText: string) {
+  let state = 0x811c9dc5;
+  for (let i = 0; i < seedText.length; i++) state = Math.imul(state ^ seedText.charCodeAt(i), 0x01000193) >>> 0;
+  const next = (): number => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = Math.imul(state ^ (state >>> 15), state | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  /** An integer in [min, max], both included. */
+  const int = (min: number, max: number): number => min + Math.floor(next() * (max - min + 1));
+  const hex = (length: number) => Array.from({ length }, () => int(0, 15).toString(16)).join('');
+  return {
+    next,
+    int,
+    chance: (probability: number) => next() < probability,
+    pick: <T>(items: readonly T[]): T => items[int(0, items.length - 1)] as T,
+    /** Shaped as a version-4 UUID. */
+    uuid: () => `${hex(8)}-${hex(4)}-4${hex(3)}-${'89ab'[int(0, 3)]}${hex(3)}-${hex(12)}`,
+  };
+}
+type SeededRandom = ReturnType<typeof seededRandom>;

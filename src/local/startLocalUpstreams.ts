@@ -1,13 +1,8 @@
 import { startLocalKeyService } from './localKeyService.js';
 import { startLocalPlatform } from './localPlatform.js';
-import { LOCAL_KEYS } from './seedAccounts.js';
 import { seedPlatformData } from './seedData.js';
 
-/**
- * The embedded stand-in for the two upstreams, for `npm start` without PLATFORM_GRAPHQL_URL /
- * KEY_SERVICE_URL and for end-to-end tests: the platform seeded relative to `now`, the key
- * service over the data directory, each on a free loopback port with a random service token.
- */
+/** The embedded stand-in for both upstreams, for `npm start` with no upstream URLs and for end-to-end tests. */
 
 export type LocalUpstreams = Awaited<ReturnType<typeof startLocalUpstreams>>;
 
@@ -26,8 +21,6 @@ export async function startLocalUpstreams(options: { dataDir: string; now?: () =
     /** The demo key of org_demo (pro), and whether it is still active in this data directory. */
     demoKey: keyService.demoKey,
     demoKeyActive: keyService.demoKeyActive,
-    /** Every seeded key (below-pro, capped, write-only, expired, revoked, another org...). */
-    keys: LOCAL_KEYS,
     close(): Promise<void> {
       closing ??= Promise.all([platform.close(), keyService.close()]).then(() => undefined);
       return closing;

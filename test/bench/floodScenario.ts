@@ -5,8 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createKey } from '../../src/local/keyManagementClient.js';
-import { LOCAL_OWNER_ID } from '../../src/local/seedAccounts.js';
+import { createKey } from '../../src/local/keysCli.js';
+import { LOCAL_KEYS, LOCAL_OWNER_ID } from '../../src/local/seedAccounts.js';
 import { startLocalUpstreams } from '../../src/local/startLocalUpstreams.js';
 import { percentile } from './stats.js';
 
@@ -47,7 +47,7 @@ export async function runFloodScenario(): Promise<void> {
   });
   const agent = new Agent({ keepAlive: true, maxSockets: FLOOD_CONNECTIONS + 10 });
   try {
-    const legit = { ceiling: upstreams.keys.demo, noCeiling: upstreams.keys.other };
+    const legit = { ceiling: LOCAL_KEYS.demo, noCeiling: LOCAL_KEYS.other };
     for (const key of Object.values(legit)) await ask(agent, gateway.url, key, '10.0.0.1'); // cached before the flood
     for (const phase of ['one address', 'many addresses'] as const) {
       const fresh = await createKey(

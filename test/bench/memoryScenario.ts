@@ -49,7 +49,7 @@ export async function runMemoryScenario(options: MemoryScenarioOptions = {}): Pr
   try {
     const startedRss = gateway.rssKb();
     console.log(`\nmemory: gateway RSS once started ${mb(startedRss)} MB`);
-    await cyclingPhase(gateway, upstreams.keys.demo, cyclingSeconds);
+    await cyclingPhase(gateway, upstreams.demoKey, cyclingSeconds);
     await idlePhase(gateway, idleSeconds);
   } finally {
     await gateway.stop();

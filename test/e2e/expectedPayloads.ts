@@ -1,4 +1,4 @@
-import type { PlatformData, SiteRecord } from '../../src/local/platformData.js';
+import type { PlatformData, SiteRecord } from '../../src/local/seedData.js';
 
 /**
  * What each public route must answer for the local platform's data, worked out from the

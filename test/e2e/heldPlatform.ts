@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createPlatformExecutor, type GraphQLRequestBody } from '../../src/local/localPlatform.js';
-import type { PlatformData } from '../../src/local/platformData.js';
+import type { PlatformData } from '../../src/local/seedData.js';
 
 /**
  * The local platform's GraphQL executor behind a server that can hold its answers: while

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
+import { keyHashOf } from '../../src/auth/keyFormat.js';
 import { loadConfig } from '../../src/config.js';
 import { type RunningGateway, startGateway } from '../../src/gateway.js';
-import { keyHashOf } from '../../src/local/keyMaterial.js';
-import type { PlatformData } from '../../src/local/platformData.js';
 import { LOCAL_KEYS } from '../../src/local/seedAccounts.js';
-import { seedPlatformData } from '../../src/local/seedData.js';
+import { type PlatformData, seedPlatformData } from '../../src/local/seedData.js';
 import { createKeyCall, revokeKeyCall, verifyCall } from '../local/keyServiceHttp.js';
 import { eventually } from '../support/eventually.js';
 import { tempDir } from '../support/tempDir.js';

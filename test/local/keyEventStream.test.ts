@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { keyHashOf } from '../../src/local/keyMaterial.js';
+import { keyHashOf } from '../../src/auth/keyFormat.js';
 import { LOCAL_KEYS } from '../../src/local/seedAccounts.js';
 import { openSseStream, type SseItem, type SseStream } from '../support/sseStream.js';
 import {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { toWellFormedKey } from '../../src/auth/keyFormat.js';
-import { keyHashOf } from '../../src/local/keyMaterial.js';
+import { keyHashOf, toWellFormedKey } from '../../src/auth/keyFormat.js';
 import {
   createKeyCall,
   LocalKeyServiceFixture,

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
 import { crc32, keyChecksum, toBase62 } from '../../src/auth/keyChecksum.js';
-import { toWellFormedKey } from '../../src/auth/keyFormat.js';
-import { keyHashOf, keyPrefixOf, newPlaintextKey } from '../../src/local/keyMaterial.js';
+import { KEY_PREFIX_LENGTH, keyHashOf, toWellFormedKey } from '../../src/auth/keyFormat.js';
+import { newPlaintextKey } from '../../src/local/keyStore.js';
 import { LOCAL_KEYS } from '../../src/local/seedAccounts.js';
+
+const keyPrefixOf = (key: string) => key.slice(0, KEY_PREFIX_LENGTH);
 
 describe('key material (key-service.md "Key format")', () => {
   it("computes zlib's CRC-32 (IEEE)", () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { SiteRecord } from '../../src/local/platformData.js';
 import { SEED_KEYS, SEED_ORGANIZATIONS } from '../../src/local/seedAccounts.js';
+import type { SiteRecord } from '../../src/local/seedData.js';
 import { seedPlatformData } from '../../src/local/seedData.js';
 
 const NOW = new Date('2026-11-21T12:00:00.000Z');
@@ -46,7 +46,7 @@ describe('local seed data', () => {
     assert.equal(byId.get('org_starter')?.plan, 'starter');
     const capped = byId.get('org_capped');
     assert.ok(capped && capped.ceiling !== null && capped.usedAtPeriodStart >= capped.ceiling);
-    for (const key of SEED_KEYS) assert.ok(byId.has(key.organizationId), key.name);
+    for (const [name, , organizationId] of SEED_KEYS) assert.ok(byId.has(organizationId), name);
   });
 
   it('gives org_demo a slug pair, a site with more than 500 keywords, and sites without AI visibility or a completed audit', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
+import { keyHashOf } from '../../src/auth/keyFormat.js';
 import { RankingsDocument } from '../../src/generated/graphql.js';
-import { keyHashOf } from '../../src/local/keyMaterial.js';
 import { startLocalUpstreams } from '../../src/local/startLocalUpstreams.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
 import { tempDir } from '../support/tempDir.js';
