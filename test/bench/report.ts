@@ -101,6 +101,9 @@ export interface Verdict {
 
 const passOrMiss = (ok: boolean): 'PASS' | 'MISS' => (ok ? 'PASS' : 'MISS');
 
+/** A row given for context: a figure with no target of its own. */
+const context = (figure: string, measured: string): Verdict => ({ figure, measured, target: '', result: '' });
+
 export function verdicts(f: BenchFigures): Verdict[] {
   const rows: Verdict[] = [
     { figure: 'Warm req/s, bare node:http (same bytes)', measured: rps(f.warmRps.node), target: '', result: '' },
@@ -136,12 +139,10 @@ export function verdicts(f: BenchFigures): Verdict[] {
       target: '',
       result: f.tracingHooksCpuMicros === null ? 'SKIPPED' : '',
     },
-    {
-      figure: 'Warm req/s, gateway (local limiter, LOG_LEVEL=warn)',
-      measured: `${rps(f.warmRps.gatewayWarnLogs)} = ${ratio(f.warmRatios.gatewayWarnLogsToKoa)} of Koa`,
-      target: '',
-      result: '',
-    },
+    context(
+      'Warm req/s, gateway (local limiter, LOG_LEVEL=warn)',
+      `${rps(f.warmRps.gatewayWarnLogs)} = ${ratio(f.warmRatios.gatewayWarnLogsToKoa)} of Koa`,
+    ),
     f.warmRps.gatewayRedis === null || f.warmRatios.gatewayRedisToKoa === null
       ? {
           figure: 'Warm req/s, gateway (Redis limiter)',
@@ -184,48 +185,33 @@ export function verdicts(f: BenchFigures): Verdict[] {
       target: '< 0.5 ms',
       result: passOrMiss(f.cold.addedP50 < 0.5),
     },
-    {
-      figure: 'Cold floor: bare proxy added p50 (bare proxy − direct platform call)',
-      measured: `${ms(f.cold.proxyAddedP50)} (${ms(f.cold.proxyP50)} vs ${ms(f.cold.platformP50)})`,
-      target: '',
-      result: '',
-    },
-    {
-      figure: "Cold: gateway's own p50 per miss over the bare proxy",
-      measured: `${ms(f.cold.gatewayOverProxyP50)} (${ms(f.cold.gatewayP50)} vs ${ms(f.cold.proxyP50)})`,
-      target: '',
-      result: '',
-    },
-    {
-      figure: 'Cold call added latency p99',
-      measured: `${ms(f.cold.addedP99)} (${ms(f.cold.gatewayP99)} vs ${ms(f.cold.platformP99)})`,
-      target: '',
-      result: '',
-    },
+    context(
+      'Cold floor: bare proxy added p50 (bare proxy − direct platform call)',
+      `${ms(f.cold.proxyAddedP50)} (${ms(f.cold.proxyP50)} vs ${ms(f.cold.platformP50)})`,
+    ),
+    context(
+      "Cold: gateway's own p50 per miss over the bare proxy",
+      `${ms(f.cold.gatewayOverProxyP50)} (${ms(f.cold.gatewayP50)} vs ${ms(f.cold.proxyP50)})`,
+    ),
+    context(
+      'Cold call added latency p99',
+      `${ms(f.cold.addedP99)} (${ms(f.cold.gatewayP99)} vs ${ms(f.cold.platformP99)})`,
+    ),
     {
       figure: 'Cold call CPU: gateway per cache miss ÷ platform per direct call',
       measured: `${ratio(f.cold.cpuRatio)} (${f.cold.gatewayCpuMicros.toFixed(0)} µs vs ${f.cold.platformCpuMicros.toFixed(0)} µs)`,
       target: '≤ 1.5',
       result: passOrMiss(f.cold.cpuRatio <= 1.5),
     },
-    {
-      figure: 'Cold floor: bare proxy CPU ÷ platform',
-      measured: `${ratio(f.cold.proxyCpuRatio)} (${micros(f.cold.proxyCpuMicros)} vs ${micros(f.cold.platformCpuMicros)})`,
-      target: '',
-      result: '',
-    },
-    {
-      figure: "Cold: gateway's own CPU per miss over the bare proxy",
-      measured: `${micros(f.cold.gatewayOverProxyCpuMicros)} (${micros(f.cold.gatewayCpuMicros)} vs ${micros(f.cold.proxyCpuMicros)})`,
-      target: '',
-      result: '',
-    },
-    {
-      figure: 'Cold throughput, 1 connection: gateway ÷ direct platform call',
-      measured: ratio(f.cold.throughputRatio),
-      target: '',
-      result: '',
-    },
+    context(
+      'Cold floor: bare proxy CPU ÷ platform',
+      `${ratio(f.cold.proxyCpuRatio)} (${micros(f.cold.proxyCpuMicros)} vs ${micros(f.cold.platformCpuMicros)})`,
+    ),
+    context(
+      "Cold: gateway's own CPU per miss over the bare proxy",
+      `${micros(f.cold.gatewayOverProxyCpuMicros)} (${micros(f.cold.gatewayCpuMicros)} vs ${micros(f.cold.proxyCpuMicros)})`,
+    ),
+    context('Cold throughput, 1 connection: gateway ÷ direct platform call', ratio(f.cold.throughputRatio)),
     {
       figure: '100 identical concurrent cold requests → platform calls',
       measured: `${f.collapse.maxPlatformCalls} (most over ${f.collapse.trials} trials; one request alone makes ${f.collapse.platformCallsOfOneRequest})`,
