@@ -116,6 +116,9 @@ function shortUrl(url: string): string {
   return url.replace(/^file:\/\//, '');
 }
 
+/** Node's bindings that enter the kernel for a file or socket (the log line's write, for one). */
+const SYSTEM_CALLS = new Set(['writeString', 'writeBuffer', 'writeBuffers', 'writev', 'read', 'fsync']);
+
 /** Koa and the packages it is made of (its router included): "Koa" in the per-request split. */
 const KOA_PACKAGES =
   /^(koa|koa-compose|@koa\/router|delegates|on-finished|ee-first|mime-types|mime-db|statuses|http-errors|type-is|content-type|vary|accepts|negotiator|media-typer|fresh|encodeurl|escape-html|parseurl|only|cookies|keygrip|path-to-regexp|depd|destroy|setprototypeof|toidentifier|inherits|debug|ms|http-assert|deep-equal|koa-is-json|content-disposition|safe-buffer)$/;
@@ -124,6 +127,8 @@ export interface RequestWork {
   readonly requests: number;
   /** CPU per request by part, in µs: own (the gateway's code and the libraries it calls), Koa, Node, GC, other. */
   readonly microsPerRequest: Readonly<Record<'own' | 'koa' | 'node' | 'gc' | 'other', number>>;
+  /** Of the own part, the time in system calls the gateway makes itself (the log line's write). */
+  readonly ownSystemCallMicros: number;
   /** The own part by the innermost project file on the stack, µs per request, largest first. */
   readonly ownByFile: SelfTime[];
 }
@@ -136,7 +141,9 @@ export interface RequestWork {
  * parser); GC's and V8's own entries apart; everything else is the gateway's own,
  * including Node calls the gateway makes itself (a header it sets, a UUID it draws) and
  * its libraries (pino, prom-client, lru-cache). Start-up is in the profile too, so the
- * figure errs on the high side.
+ * figure errs on the high side. The profile samples wall time while the thread is not
+ * idle, so a system call also holds the time the process waits to run again after it:
+ * the own part's system calls are given apart.
  */
 export function workPerRequest(profile: CpuProfile, requests: number, top = 12): RequestWork {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -145,6 +152,7 @@ export function workPerRequest(profile: CpuProfile, requests: number, top = 12):
   const samples = profile.samples ?? [];
   const deltas = profile.timeDeltas ?? [];
   const parts = { own: 0, koa: 0, node: 0, gc: 0, other: 0 };
+  let ownSystemCalls = 0;
   const ownByFile = new Map<string, number>();
   for (let i = 0; i < samples.length; i++) {
     const id = samples[i] as number;
@@ -169,6 +177,7 @@ export function workPerRequest(profile: CpuProfile, requests: number, top = 12):
     if (inPackage && KOA_PACKAGES.test(module)) parts.koa += us;
     else if (projectFile || inPackage) {
       parts.own += us;
+      if (!leaf.url && SYSTEM_CALLS.has(leaf.functionName)) ownSystemCalls += us;
       const file = projectFile ?? `(${module})`;
       ownByFile.set(file, (ownByFile.get(file) ?? 0) + us);
     } else parts.node += us;
@@ -183,6 +192,7 @@ export function workPerRequest(profile: CpuProfile, requests: number, top = 12):
       gc: perRequest(parts.gc),
       other: perRequest(parts.other),
     },
+    ownSystemCallMicros: perRequest(ownSystemCalls),
     ownByFile: [...ownByFile.entries()]
       .sort((a, b) => b[1] - a[1])
       .slice(0, top)
@@ -193,7 +203,8 @@ export function workPerRequest(profile: CpuProfile, requests: number, top = 12):
 export function formatRequestWork(work: RequestWork): string {
   const { own, koa, node, gc, other } = work.microsPerRequest;
   const lines = [
-    `CPU per request over ${work.requests} requests (µs): own ${own.toFixed(1)}, Koa ${koa.toFixed(1)}, ` +
+    `CPU per request over ${work.requests} requests (µs): own ${own.toFixed(1)} ` +
+      `(${work.ownSystemCallMicros.toFixed(1)} of it in system calls), Koa ${koa.toFixed(1)}, ` +
       `Node ${node.toFixed(1)}, GC ${gc.toFixed(1)}, V8 other ${other.toFixed(1)}`,
     'own work by project file (µs per request):',
   ];

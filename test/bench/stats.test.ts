@@ -65,7 +65,7 @@ describe('CPU profile summary', () => {
       {
         nodes: [
           { id: 1, callFrame: frame('(root)', ''), children: [2, 5, 6, 7, 8, 9] },
-          { id: 2, callFrame: frame('serve', 'file:///repo/dist/app.js'), children: [3, 4] },
+          { id: 2, callFrame: frame('serve', 'file:///repo/dist/app.js'), children: [3, 4, 10] },
           // Node's code the gateway calls itself (a header it sets) is its own work.
           { id: 3, callFrame: frame('setHeader', 'node:_http_outgoing') },
           { id: 4, callFrame: frame('LOG', 'file:///repo/node_modules/pino/lib/tools.js') },
@@ -74,19 +74,22 @@ describe('CPU profile summary', () => {
           { id: 7, callFrame: frame('(garbage collector)', '') },
           { id: 8, callFrame: frame('(idle)', '') },
           { id: 9, callFrame: frame('parserOnIncoming', 'node:_http_server') },
+          // A system call the gateway makes itself: its own, and counted apart too.
+          { id: 10, callFrame: frame('writeString', '') },
         ],
-        // A sample's time is the next delta: 2, 3, 5, 7, 11, 13 and 17 (idle) µs.
-        samples: [2, 3, 4, 5, 6, 7, 8, 9],
-        timeDeltas: [0, 2, 3, 5, 7, 11, 13, 17, 0],
+        // A sample's time is the next delta: 2, 3, 5, 7, 11, 13, 17 (idle), 0 and 4 µs.
+        samples: [2, 3, 4, 5, 6, 7, 8, 9, 10],
+        timeDeltas: [0, 2, 3, 5, 7, 11, 13, 17, 0, 4],
         startTime: 0,
         endTime: 58,
       },
       2,
     );
-    assert.deepEqual(work.microsPerRequest, { own: 5, koa: 3.5, node: 5.5, gc: 6.5, other: 0 });
+    assert.deepEqual(work.microsPerRequest, { own: 7, koa: 3.5, node: 5.5, gc: 6.5, other: 0 });
+    assert.equal(work.ownSystemCallMicros, 2);
     assert.deepEqual(
       work.ownByFile.map((row) => [row.name, row.ms]),
-      [['app.js', 5]],
+      [['app.js', 7]],
     );
   });
 
