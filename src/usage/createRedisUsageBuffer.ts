@@ -11,6 +11,7 @@ import {
   deliverySettings,
   SPOOL_WRITE_MS,
   sendBatch,
+  spoolOrLose,
   tellLedger,
 } from './usageDelivery.js';
 import { countByOrganization, type UsageEvent } from './usageEvent.js';
@@ -331,25 +332,7 @@ export function createRedisUsageBuffer(options: RedisUsageBufferOptions): UsageB
   /** Recorded calls Redis did not take by the deadline go to the spool; only when that fails too are they lost. */
   const keepUnpersisted = async (): Promise<void> => {
     const left = unpersisted.splice(0).map(toUsageEvent);
-    if (left.length === 0) return;
-    if (options.spool) {
-      try {
-        await options.spool.write(left);
-        logger.warn(
-          { spooled: left.length },
-          'usage events not stored in redis before the shutdown deadline: spooled for the next instance',
-        );
-        return;
-      } catch (err: unknown) {
-        logger.error(
-          { lost: left.length, err },
-          'usage events not stored in redis and the spool cannot be written: lost',
-        );
-        throw new Error('usage events lost');
-      }
-    }
-    logger.error({ lost: left.length }, 'usage events not stored in redis before the shutdown deadline: lost');
-    throw new Error('usage events lost');
+    if (left.length > 0) await spoolOrLose(left, options.spool, logger, 'stored in redis');
   };
 
   return {

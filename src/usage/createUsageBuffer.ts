@@ -9,6 +9,7 @@ import {
   deliverySettings,
   SPOOL_WRITE_MS,
   sendBatch,
+  spoolOrLose,
   tellLedger,
 } from './usageDelivery.js';
 import { countByOrganization, type UsageEvent } from './usageEvent.js';
@@ -119,25 +120,9 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   };
 
   /** What is left at the deadline goes to the spool; only when that fails too is it lost. */
-  const keepUndelivered = async (): Promise<void> => {
+  const keepUndelivered = (): Promise<void> =>
     // A batch on its way may have been counted already: spooled too, its ids make the resend harmless.
-    const left = [...(batch ?? []), ...queue.map(toUsageEvent)];
-    if (options.spool) {
-      try {
-        await options.spool.write(left);
-        logger.warn(
-          { spooled: left.length },
-          'usage events not delivered before the shutdown deadline: spooled for the next instance',
-        );
-        return;
-      } catch (err: unknown) {
-        logger.error({ lost: left.length, err }, 'usage events not delivered and the spool cannot be written: lost');
-        throw new Error('usage events lost');
-      }
-    }
-    logger.error({ lost: left.length }, 'usage events not recorded before the shutdown deadline: lost');
-    throw new Error('usage events lost');
-  };
+    spoolOrLose([...(batch ?? []), ...queue.map(toUsageEvent)], options.spool, logger, 'delivered');
 
   return {
     ensureRoom(): void {

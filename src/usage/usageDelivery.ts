@@ -187,3 +187,31 @@ export function adoptSpool(
     },
   };
 }
+
+/**
+ * What is left at a buffer's shutdown deadline goes to the spool; only when that fails too,
+ * or there is no spool, is it lost: said on one line with the count, and thrown, so the
+ * process exits non-zero. `missed` says what did not happen in time, for those lines.
+ */
+export async function spoolOrLose(
+  left: readonly UsageEvent[],
+  spool: UsageSpool | undefined,
+  logger: Logger,
+  missed: string,
+): Promise<void> {
+  if (spool) {
+    try {
+      await spool.write(left);
+      logger.warn(
+        { spooled: left.length },
+        `usage events not ${missed} before the shutdown deadline: spooled for the next instance`,
+      );
+      return;
+    } catch (err: unknown) {
+      logger.error({ lost: left.length, err }, `usage events not ${missed} and the spool cannot be written: lost`);
+      throw new Error('usage events lost');
+    }
+  }
+  logger.error({ lost: left.length }, `usage events not ${missed} before the shutdown deadline: lost`);
+  throw new Error('usage events lost');
+}
