@@ -32,19 +32,24 @@ export interface ProfileSummary {
   readonly inclusiveProject: SelfTime[];
 }
 
-export function summarizeProfile(profile: CpuProfile, top = 30): ProfileSummary {
+/** The profile's nodes by id, each node's parent, and each node's self time in µs. */
+function indexProfile(profile: CpuProfile) {
   const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+  const parents = new Map<number, number>();
+  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
   const selfUs = new Map<number, number>();
   const samples = profile.samples ?? [];
   const deltas = profile.timeDeltas ?? [];
   // A sample's time is the gap to the next sample.
   for (let i = 0; i < samples.length; i++) {
     const id = samples[i] as number;
-    const us = deltas[i + 1] ?? 0;
-    selfUs.set(id, (selfUs.get(id) ?? 0) + Math.max(0, us));
+    selfUs.set(id, (selfUs.get(id) ?? 0) + Math.max(0, deltas[i + 1] ?? 0));
   }
-  const parents = new Map<number, number>();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
+  return { nodes, parents, selfUs };
+}
+
+export function summarizeProfile(profile: CpuProfile, top = 30): ProfileSummary {
+  const { nodes, parents, selfUs } = indexProfile(profile);
   const byFunction = new Map<string, number>();
   const byModule = new Map<string, number>();
   const inclusive = new Map<string, number>();
@@ -146,17 +151,11 @@ export interface RequestWork {
  * the own part's system calls are given apart.
  */
 export function workPerRequest(profile: CpuProfile, requests: number, top = 12): RequestWork {
-  const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
-  const parents = new Map<number, number>();
-  for (const node of profile.nodes) for (const child of node.children ?? []) parents.set(child, node.id);
-  const samples = profile.samples ?? [];
-  const deltas = profile.timeDeltas ?? [];
+  const { nodes, parents, selfUs } = indexProfile(profile);
   const parts = { own: 0, koa: 0, node: 0, gc: 0, other: 0 };
   let ownSystemCalls = 0;
   const ownByFile = new Map<string, number>();
-  for (let i = 0; i < samples.length; i++) {
-    const id = samples[i] as number;
-    const us = Math.max(0, deltas[i + 1] ?? 0);
+  for (const [id, us] of selfUs) {
     const leaf = nodes.get(id)?.callFrame;
     if (!leaf || leaf.functionName === '(idle)') continue;
     if (leaf.functionName === '(garbage collector)') {
