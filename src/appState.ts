@@ -9,6 +9,8 @@ export interface AppState {
   principal?: Principal;
   /** The prefix of the key presented, once read: logged even when the key is refused. */
   keyPrefix?: string;
+  /** A key seen to verify here could not be served for the gateway's own trouble: its 503 is not delayed. */
+  knownKeyUnserved?: true;
   /** The `reason` of a refusal (e.g. `expired_key`), for the request's log line. */
   refusal?: string;
 }

@@ -60,7 +60,13 @@ export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudg
       try {
         return await inner.authenticate(credentials);
       } catch (err: unknown) {
-        if (err instanceof ApiError && err.reason === 'invalid_key') currentWindow(client, nowMs).failures += 1;
+        if (err instanceof ApiError) {
+          if (err.reason === 'invalid_key') currentWindow(client, nowMs).failures += 1;
+        } else {
+          // Not a refusal of the key but an outage (503): a caller whose key has verified here is no flood.
+          const key = toWellFormedKey(presentedKeyText(credentials));
+          if (key !== null && options.hasSucceeded(key.keyHash)) credentials.onKnownKeyUnserved?.();
+        }
         throw err;
       }
     },

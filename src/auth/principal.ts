@@ -23,6 +23,12 @@ export interface PresentedCredentials {
   readonly clientAddress?: string;
   /** Told the prefix of a well-formed key once read, so a refusal's log line can name the key. */
   readonly onKeyPrefix?: (keyPrefix: string) => void;
+  /**
+   * Told when a key this instance has seen verify successfully could not be served for the
+   * gateway's own trouble (key service or Redis unavailable): that refusal is not one of a
+   * flood of made-up keys, so it is not delayed like one.
+   */
+  readonly onKnownKeyUnserved?: () => void;
 }
 
 /** Turns presented credentials into a principal, or throws ApiError (401/403/503). */

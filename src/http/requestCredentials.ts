@@ -21,6 +21,9 @@ export function requestCredentials(
     onKeyPrefix: (keyPrefix) => {
       ctx.state.keyPrefix = keyPrefix;
     },
+    onKnownKeyUnserved: () => {
+      ctx.state.knownKeyUnserved = true;
+    },
   };
 }
 

@@ -5,6 +5,7 @@ import { withFailedKeyBudget } from '../../src/auth/failedKeyBudget.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { createVerificationGate } from '../../src/auth/verificationGate.js';
 import { createAnswerCache } from '../../src/cache/createAnswerCache.js';
+import { UpstreamError } from '../../src/errors.js';
 import { REFUSAL_DELAY_MS } from '../../src/http/refusalDelay.js';
 import { createRefusalLog } from '../../src/http/refusalLog.js';
 import type { Verification } from '../../src/upstream/keyServiceClient.js';
@@ -146,6 +147,67 @@ describe('a flood of made-up keys against the app, with a slow key service', () 
       refusalLines.length <= 20 * (seconds + 1),
       `${refusalLines.length} refusal lines in ${seconds} s: rationed`,
     );
+  });
+});
+
+describe('the 503 of an outage (key service or Redis down)', () => {
+  const PAYING = testKey('outage paying caller');
+  const STRANGER = testKey('outage never seen');
+  let down = false;
+  let server: Awaited<ReturnType<typeof listen>>;
+
+  before(async () => {
+    const logger = pino({ level: 'silent' });
+    const gate = createVerificationGate(async (keyHash) => {
+      if (down) throw new UpstreamError('key-service', 'unreachable', 'connect ECONNREFUSED');
+      return keyHash === keyHashOf(PAYING) ? verificationOf(PAYING, 'org_outage', null) : null;
+    });
+    // No event stream: every request is verified, so the outage reaches every request.
+    const keyAuthenticator = createKeyAuthenticator({
+      keyService: {
+        verify: (keyHash) => gate.verify(keyHash),
+        followEvents: () => ({ isConnected: () => false, close: async () => {} }),
+      },
+      ledger: createUsageLedger(),
+      now: () => new Date(),
+      logger,
+    });
+    keyAuthenticator.start();
+    const authenticator = withFailedKeyBudget(keyAuthenticator, {
+      perMinute: 30,
+      hasSucceeded: gate.hasSucceeded,
+      now: () => new Date(),
+    });
+    const services = fakeServices({
+      logger,
+      authenticator,
+      refusalDelayMs: REFUSAL_DELAY_MS,
+      platform: stubPlatform(() => keywordsData()),
+    });
+    server = await listen(createApp(services));
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  const timedAsk = async (key: string) => {
+    const started = performance.now();
+    const res = await fetch(`${server.url}/v1/api/keywords?site=a.example`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    await res.arrayBuffer();
+    return { status: res.status, ms: performance.now() - started };
+  };
+
+  it('answers a key seen to verify at once, and still delays a key never seen to', async () => {
+    assert.equal((await timedAsk(PAYING)).status, 200);
+    down = true;
+    const paying = await timedAsk(PAYING);
+    const stranger = await timedAsk(STRANGER);
+    assert.equal(paying.status, 503);
+    assert.ok(paying.ms < REFUSAL_DELAY_MS / 2, `a paying caller's 503 took ${paying.ms.toFixed(0)} ms`);
+    assert.equal(stranger.status, 503);
+    assert.ok(stranger.ms >= REFUSAL_DELAY_MS - 5, `an unknown caller's 503 took ${stranger.ms.toFixed(0)} ms`);
   });
 });
 
