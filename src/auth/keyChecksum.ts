@@ -7,6 +7,8 @@
  */
 
 export const BASE62_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+/** A key's random characters, which its checksum covers. */
+export const RANDOM_LENGTH = 32;
 export const CHECKSUM_LENGTH = 6;
 
 const CRC32_TABLE: Uint32Array = (() => {

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { keyChecksum } from './keyChecksum.js';
+import { CHECKSUM_LENGTH, keyChecksum, RANDOM_LENGTH } from './keyChecksum.js';
 
 /**
  * What can be known about a presented key without asking anyone: its form, its
@@ -7,7 +7,7 @@ import { keyChecksum } from './keyChecksum.js';
  */
 
 /** `atl_` + 32 random + 6 checksum characters, all base62. */
-const KEY_FORM = /^atl_([0-9A-Za-z]{32})([0-9A-Za-z]{6})$/;
+const KEY_FORM = new RegExp(`^atl_([0-9A-Za-z]{${RANDOM_LENGTH}})([0-9A-Za-z]{${CHECKSUM_LENGTH}})$`);
 
 /** Three base64url parts joined by dots (the signature may be empty, as in an unsigned JWT). */
 const JWT_FORM = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;

@@ -1,7 +1,7 @@
 import type { ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
-import { holdsKeyMark } from '../auth/keyInUrl.js';
+import { holdsKey, mayHoldKey } from '../auth/keyInUrl.js';
 import { activeTraceId } from '../telemetry/spans.js';
 
 /** Long enough for every real route; a longer path is cut so one request cannot flood the log. */
@@ -37,14 +37,13 @@ export function logRequest(logger: Logger, ctx: ParameterizedContext<AppState>, 
   );
 }
 
-/** The request path with key-like segments (`atl_…`, however encoded) redacted, and bounded. */
+/** The request path with key-like segments (`atl_…` or a bare key body, however encoded) redacted, and bounded. */
 export function loggablePath(path: string): string {
-  // Without `atl_` or a percent escape no segment can hold a key: the common case skips the split.
-  const redacted = !/atl_|%/i.test(path)
+  const redacted = !mayHoldKey(path)
     ? path
     : path
         .split('/')
-        .map((segment) => (holdsKeyMark(segment) ? '[redacted]' : segment))
+        .map((segment) => (holdsKey(segment) ? '[redacted]' : segment))
         .join('/');
   return redacted.length > MAX_LOGGED_PATH ? `${redacted.slice(0, MAX_LOGGED_PATH)}…` : redacted;
 }

@@ -14,6 +14,8 @@ import { mutableClock } from '../support/mutableClock.js';
 
 const KEY = testKey('key in url');
 const HEADER_KEY = testKey('key in header');
+/** The key without its `atl_`: its 38 characters are still the whole secret. */
+const BODY = KEY.slice(4);
 
 const pct = (text: string) => [...text].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('');
 const once = (text: string) => encodeURIComponent(text);
@@ -38,6 +40,12 @@ const KEY_IN_URL: ReadonlyArray<[string, string]> = [
   ['path segment double-encoded', `/v1/api/keywords/${twice(KEY)}`],
   ['path segment fully escaped', `/v1/api/${pct(KEY)}`],
   ['beside a malformed escape', `/v1/api/keywords?site=example.com&k=%E0%A4%A${twice(KEY)}`],
+  ['key without its mark, as a value', `/v1/api/keywords?site=example.com&auth=${BODY}`],
+  ['key without its mark, after Bearer', `/v1/api/keywords?site=example.com&authorization=Bearer%20${BODY}`],
+  ['key without its mark, glued to letters', `/v1/api/keywords?site=example.com&k=atl${BODY}`],
+  ['key without its mark, letters after it', `/v1/api/keywords?site=example.com&k=${BODY}xyz`],
+  ['key without its mark, fully escaped', `/v1/api/keywords?site=example.com&k=${pct(BODY)}`],
+  ['key without its mark, in the path', `/v1/api/keywords/${BODY}?site=example.com`],
   ['key-named parameter without a key', '/v1/api/keywords?site=example.com&api_key=anything'],
   ['key-named parameter in capitals', '/v1/api/keywords?site=example.com&ACCESS_TOKEN=anything'],
   ['key-named parameter with an escaped letter', '/v1/api/keywords?site=example.com&%61pikey=anything'],
@@ -103,7 +111,7 @@ describe('a key in the URL', () => {
         // Refusals without a valid key are logged at a rationed rate: some of these lines are counted only.
         for (const line of written.slice(mark)) {
           assert.doesNotMatch(line, /atl_[0-9a-z]{5}/i);
-          assert.ok(!line.includes(KEY.slice(4, 20)), 'no fragment of the key');
+          assert.ok(!line.includes(BODY.slice(0, 16)), 'no fragment of the key');
         }
       }
     });
@@ -119,6 +127,9 @@ describe('a key in the URL', () => {
       '/v1/api/keywords?site=atlas.example.com&page=2',
       '/v1/api/keywords?site=%E0%A4%A',
       '/v1/api/rankings?site=example.com&keyword=salt%20flats',
+      // As long as a key's body, but not ending in its checksum.
+      `/v1/api/keywords?site=${'a'.repeat(38)}.example.com`,
+      `/v1/api/keywords?site=example.com&k=${BODY.slice(0, -1)}${BODY.endsWith('0') ? '1' : '0'}`,
     ]) {
       assert.equal(urlHoldsKey(target), false, target);
     }

@@ -7,10 +7,13 @@ import { ApiError } from '../../src/errors.js';
 import { loggablePath } from '../../src/http/logRequests.js';
 import { fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
+import { testKey } from '../support/keys.js';
 
 /** Well-formed keys (atl_ + 32 + 6): one presented properly, one leaked into a URL. */
 const HEADER_KEY = 'atl_Hk7s2LmQ9xWv4Rt1Yp3Zc8Nb6Jd5Fg0Aq2Ws9Ed';
 const URL_KEY = 'atl_Uq9w8E7r6T5y4U3i2O1p0AsDfGhJkLzX1a2B3c';
+/** A key's 38 characters without `atl_` (its checksum valid): still the whole secret. */
+const BARE_BODY = testKey('bare body in a path').slice(4);
 
 /** Accepts HEADER_KEY only, the way the real authenticator names a principal. */
 function keyAuthenticator(): Authenticator {
@@ -88,17 +91,23 @@ describe('request log lines', () => {
   });
 
   it('a key pasted into the path is refused and redacted, however it is encoded', async () => {
-    for (const path of [`/v1/api/${URL_KEY}`, `/v1/api/%61tl_${URL_KEY.slice(4)}`, `/v1/api/x%0Ay/${URL_KEY}`]) {
+    for (const path of [
+      `/v1/api/${URL_KEY}`,
+      `/v1/api/%61tl_${URL_KEY.slice(4)}`,
+      `/v1/api/x%0Ay/${URL_KEY}`,
+      `/v1/api/${BARE_BODY}`,
+    ]) {
       const res = await fetch(`${server.url}${path}`);
       assert.equal(res.status, 401);
       await res.arrayBuffer();
     }
     const lines = requestLines();
-    assert.equal(lines.length, 3);
+    assert.equal(lines.length, 4);
     assert.ok(!written.join('').includes(URL_KEY.slice(4)));
+    assert.ok(!written.join('').includes(BARE_BODY));
     assert.deepEqual(
       lines.map((line) => line.path),
-      ['/v1/api/[redacted]', '/v1/api/[redacted]', '/v1/api/x%0Ay/[redacted]'],
+      ['/v1/api/[redacted]', '/v1/api/[redacted]', '/v1/api/x%0Ay/[redacted]', '/v1/api/[redacted]'],
     );
   });
 
