@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { withFailedKeyBudget } from '../../src/auth/failedKeyBudget.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
+import type { Authenticator } from '../../src/auth/principal.js';
 import { createVerificationGate } from '../../src/auth/verificationGate.js';
 import { createAnswerCache } from '../../src/cache/createAnswerCache.js';
 import { UpstreamError } from '../../src/errors.js';
@@ -38,6 +39,29 @@ function verificationOf(key: string, organizationId: string, ceiling: number | n
   };
 }
 
+/** The gateway's auth stack (verification gate, key authenticator, failed-key budget) over a stand-in verify. */
+function authStack(
+  verify: (keyHash: string) => Promise<Verification | null>,
+  { following, logger }: { following: boolean; logger: Logger },
+): Authenticator {
+  const gate = createVerificationGate(verify);
+  const keyAuthenticator = createKeyAuthenticator({
+    keyService: {
+      verify: (keyHash) => gate.verify(keyHash),
+      followEvents: () => ({ isConnected: () => following, close: async () => {} }),
+    },
+    ledger: createUsageLedger(),
+    now: () => new Date(),
+    logger,
+  });
+  keyAuthenticator.start();
+  return withFailedKeyBudget(keyAuthenticator, {
+    perMinute: 30,
+    hasSucceeded: gate.hasSucceeded,
+    now: () => new Date(),
+  });
+}
+
 const KNOWN = new Map<string, Verification>([
   [keyHashOf(WITH_CEILING), verificationOf(WITH_CEILING, 'org_ceiling', 1_000_000)],
   [keyHashOf(WITHOUT_CEILING), verificationOf(WITHOUT_CEILING, 'org_open', null)],
@@ -51,28 +75,12 @@ describe('a flood of made-up keys against the app, with a slow key service', () 
 
   before(async () => {
     const logger = pino({ level: 'info' }, { write: (line: string) => written.push(line) });
-    const gate = createVerificationGate(
-      (keyHash) =>
-        new Promise((resolve) => {
-          verifyCalls += 1;
-          setTimeout(() => resolve(KNOWN.get(keyHash) ?? null), KEY_SERVICE_DELAY_MS);
-        }),
-    );
-    const keyAuthenticator = createKeyAuthenticator({
-      keyService: {
-        verify: (keyHash) => gate.verify(keyHash),
-        followEvents: () => ({ isConnected: () => true, close: async () => {} }),
-      },
-      ledger: createUsageLedger(),
-      now: () => new Date(),
-      logger,
-    });
-    keyAuthenticator.start();
-    const authenticator = withFailedKeyBudget(keyAuthenticator, {
-      perMinute: 30,
-      hasSucceeded: gate.hasSucceeded,
-      now: () => new Date(),
-    });
+    const slowVerify = (keyHash: string) =>
+      new Promise<Verification | null>((resolve) => {
+        verifyCalls += 1;
+        setTimeout(() => resolve(KNOWN.get(keyHash) ?? null), KEY_SERVICE_DELAY_MS);
+      });
+    const authenticator = authStack(slowVerify, { following: true, logger });
     const services = fakeServices({
       logger,
       authenticator,
@@ -158,26 +166,12 @@ describe('the 503 of an outage (key service or Redis down)', () => {
 
   before(async () => {
     const logger = pino({ level: 'silent' });
-    const gate = createVerificationGate(async (keyHash) => {
+    const verify = async (keyHash: string) => {
       if (down) throw new UpstreamError('key-service', 'unreachable', 'connect ECONNREFUSED');
       return keyHash === keyHashOf(PAYING) ? verificationOf(PAYING, 'org_outage', null) : null;
-    });
+    };
     // No event stream: every request is verified, so the outage reaches every request.
-    const keyAuthenticator = createKeyAuthenticator({
-      keyService: {
-        verify: (keyHash) => gate.verify(keyHash),
-        followEvents: () => ({ isConnected: () => false, close: async () => {} }),
-      },
-      ledger: createUsageLedger(),
-      now: () => new Date(),
-      logger,
-    });
-    keyAuthenticator.start();
-    const authenticator = withFailedKeyBudget(keyAuthenticator, {
-      perMinute: 30,
-      hasSucceeded: gate.hasSucceeded,
-      now: () => new Date(),
-    });
+    const authenticator = authStack(verify, { following: false, logger });
     const services = fakeServices({
       logger,
       authenticator,
