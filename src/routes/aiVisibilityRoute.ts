@@ -20,6 +20,6 @@ export const aiVisibilityRoute = defineRoute({
   params: (query) => query,
   async load({ platform, organizationId }, { site }) {
     const answer = await platform.request(AiVisibilityDocument, { organizationId, site });
-    return toAiVisibilityPayload(site, singleSite(answer.organization?.siteLookup).aiVisibility);
+    return toAiVisibilityPayload(site, singleSite(answer.organization).aiVisibility);
   },
 });

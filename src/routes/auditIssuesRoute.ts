@@ -20,7 +20,7 @@ export const auditIssuesRoute = defineRoute({
   params: (query) => query,
   async load({ platform, organizationId }, { site }) {
     const answer = await platform.request(LatestAuditDocument, { organizationId, site });
-    const run = singleSite(answer.organization?.siteLookup).auditRuns.edges[0]?.node ?? null;
+    const run = singleSite(answer.organization).auditRuns.edges[0]?.node ?? null;
     return toAuditPayload(site, run);
   },
 });

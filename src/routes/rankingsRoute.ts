@@ -33,7 +33,7 @@ export const rankingsRoute = defineRoute({
   },
   async load({ platform, organizationId }, { site, days, limit, startDate }) {
     const answer = await platform.request(RankingsDocument, { organizationId, site, startDate });
-    const match = singleSite(answer.organization?.siteLookup);
+    const match = singleSite(answer.organization);
     return toRankingsPayload(site, days, toMovers(match.latest, match.start, limit));
   },
 });

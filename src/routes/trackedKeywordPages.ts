@@ -32,7 +32,7 @@ export async function fetchTrackedKeywords(
     rankedFirst: firstPage,
     unrankedFirst: firstPage,
   });
-  const match = singleSite(answer.organization?.siteLookup);
+  const match = singleSite(answer.organization);
   const ranked = await collect(platform, organizationId, match.id, match.ranked, true, RANKED_ORDER, limit);
   if (ranked.length >= limit) return ranked.slice(0, limit);
   const unranked = await collect(

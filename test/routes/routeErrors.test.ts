@@ -118,8 +118,12 @@ describe('route errors', () => {
           },
           { status: 401, body: '' },
           { body: graphqlData({ organization: { siteLookup: 'not a list' } }) },
+          // Answers the schema forbids (siteLookup is a non-null list): a broken platform, not "no such site".
+          { body: graphqlData({}) },
+          { body: graphqlData({ organization: {} }) },
+          { body: graphqlData({ organization: { siteLookup: null } }) },
         );
-        for (let i = 0; i < 7; i++) {
+        for (let i = 0; i < 10; i++) {
           const answer = await app.call(`${route.path}?site=example.com`);
           assert.equal(answer.status, 502, `failure ${i}`);
           assertSafeFailure(answer, 'UPSTREAM_ERROR', UPSTREAM_WORDS);
