@@ -2,6 +2,7 @@ import { parse } from 'graphql';
 import { ClientError, GraphQLClient } from 'graphql-request';
 import { UpstreamError } from '../errors.js';
 import type { TypedDocumentString } from '../generated/graphql.js';
+import { DeadlineError, withDeadline } from '../upstream/deadline.js';
 import { failureFromStatus, failureFromThrown } from '../upstream/upstreamFailure.js';
 import { createUpstreamHttp } from '../upstream/upstreamHttp.js';
 import { createOrganizationShares } from './organizationShares.js';
@@ -59,9 +60,23 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
         const organizationId = variables.organizationId;
         // Every data query is scoped to an organization and runs within its share; the
         // readiness probe, scoped to none, is not held back by the organizations' traffic.
+        // The deadline counts from the request, the wait for a share included: with a
+        // stalled platform a waiting call would otherwise answer 504 only after the calls
+        // ahead of it had each used their whole deadline, and then its own (two or three
+        // times UPSTREAM_TIMEOUT_MS, past the shutdown's drain). A call whose turn comes
+        // after its deadline is not sent: nobody waits for its answer any more.
         const data =
           typeof organizationId === 'string'
-            ? await shares.run(organizationId, operation, () => call<TResult>(operation, text, variables))
+            ? await withDeadline(
+                options.timeoutMs,
+                () =>
+                  shares.run(organizationId, operation, () => {
+                    if (performance.now() - started >= options.timeoutMs)
+                      throw new DeadlineError(`${operation}: no turn within ${options.timeoutMs} ms`);
+                    return call<TResult>(operation, text, variables);
+                  }),
+                operation,
+              )
             : await call<TResult>(operation, text, variables);
         options.onCall?.(operation, (performance.now() - started) / 1000, 'ok');
         return data;

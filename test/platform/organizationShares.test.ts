@@ -118,6 +118,24 @@ describe('platform calls: per-organization shares of the instance', () => {
     assert.ok(outcomes.some((o) => o.ok));
   });
 
+  it('answers a call waiting for its share 504 within the deadline, counted from the request', async () => {
+    // A stalled platform: nothing is ever answered. The waiting calls used to get their
+    // turn only once the share's calls had used their whole deadline, then wait their own.
+    const timeoutMs = 400;
+    const client = createPlatformClient({ url: `${server.url}/graphql`, token: 't', timeoutMs });
+    const started = performance.now();
+    const calls = Array.from({ length: PLATFORM_SHARES.perOrganization + PLATFORM_SHARES.queuedPerOrganization }, () =>
+      outcome(ask(client, 'org_stalled')).then((o) => ({ o, ms: performance.now() - started })),
+    );
+    const answered = await Promise.all(calls);
+    for (const { o, ms } of answered) {
+      assert.deepEqual(o, { ok: false, status: 504, retryAfter: undefined });
+      // Well below two deadlines, which a waiting call took before.
+      assert.ok(ms < timeoutMs * 1.75, `answered after ${Math.round(ms)} ms`);
+    }
+    assert.equal(platform.maxHeldBy.get('org_stalled'), PLATFORM_SHARES.perOrganization);
+  });
+
   it("keeps the readiness probe out of the organizations' shares", async () => {
     const client = clientFor();
     const flood = Array.from({ length: 100 }, () => outcome(ask(client, 'org_flood')));
