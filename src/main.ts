@@ -34,6 +34,8 @@ async function main(): Promise<void> {
   // Last: spans of the final usage flush are exported too.
   const closers = tracing ? [...gateway.closers, () => tracing.shutdown()] : gateway.closers;
   installShutdown({ server: gateway.server, closers, logger });
+  // The start-up lines first, then the banner on the same stdout.
+  logger.flush();
   process.stdout.write(startBanner(gateway));
 }
 
