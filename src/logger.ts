@@ -30,8 +30,16 @@ export function createLogger(level: string, options: LoggerOptions = {}): Logger
     minLength: LOG_BATCH_BYTES,
     periodicFlush: LOG_FLUSH_MS,
   });
-  // pino writes out what is held at exit only for its asynchronous destinations.
-  process.once('exit', () => stdout.flushSync());
+  // pino writes out what is held at exit only for its asynchronous destinations. flush(), not
+  // flushSync(): this destination's flush is one synchronous write, and sonic-boom's flushSync
+  // retries a write to a closed pipe for ever, which would hold the exit.
+  process.once('exit', () => {
+    try {
+      stdout.flush();
+    } catch (_err: unknown) {
+      // stdout is gone (its reader closed it): the lines have nowhere to go, and the exit goes on.
+    }
+  });
   if (options.traceIds !== true) return pino({ level }, stdout);
   return pino(
     {
