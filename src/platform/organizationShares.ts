@@ -40,6 +40,9 @@ export function createOrganizationShares(): OrganizationShares {
   const overall = pLimit(shares.overall);
   // One queue per organization with calls held; dropped once it holds none.
   const perOrganization = new Map<string, LimitFunction>();
+  // Dropped queues, empty and so interchangeable, kept for the next organization: making a
+  // p-limit queue costs more than admitting a call through one. No more than can run at once.
+  const spare: LimitFunction[] = [];
 
   const refused = (operation: string, why: string) =>
     new UpstreamError(
@@ -53,7 +56,7 @@ export function createOrganizationShares(): OrganizationShares {
     async run(organizationId, operation, call) {
       let organization = perOrganization.get(organizationId);
       if (organization === undefined) {
-        organization = pLimit(shares.perOrganization);
+        organization = spare.pop() ?? pLimit(shares.perOrganization);
         perOrganization.set(organizationId, organization);
       }
       // Admission counts every call a queue holds, running or waiting: beyond that, refuse now.
@@ -65,7 +68,10 @@ export function createOrganizationShares(): OrganizationShares {
         // A call admitted within its organization's share then takes a slot of the overall cap.
         return await own(() => overall(call));
       } finally {
-        if (held(own) === 0 && perOrganization.get(organizationId) === own) perOrganization.delete(organizationId);
+        if (held(own) === 0 && perOrganization.get(organizationId) === own) {
+          perOrganization.delete(organizationId);
+          if (spare.length < shares.overall) spare.push(own);
+        }
       }
     },
   };

@@ -118,6 +118,20 @@ describe('platform calls: per-organization shares of the instance', () => {
     assert.ok(outcomes.some((o) => o.ok));
   });
 
+  it('holds each next organization to its share through the queues the earlier ones left', async () => {
+    const client = clientFor();
+    releasing = setInterval(() => platform.releaseAll(), 5);
+    for (const organizationId of ['org_first', 'org_second', 'org_third']) {
+      const outcomes = await Promise.all(Array.from({ length: 100 }, () => outcome(ask(client, organizationId))));
+      assert.equal(
+        outcomes.filter((o) => o.ok).length,
+        PLATFORM_SHARES.perOrganization + PLATFORM_SHARES.queuedPerOrganization,
+        organizationId,
+      );
+      assert.equal(platform.maxHeldBy.get(organizationId), PLATFORM_SHARES.perOrganization, organizationId);
+    }
+  });
+
   it('answers a call waiting for its share 504 within the deadline, counted from the request', async () => {
     // A stalled platform: nothing is ever answered. The waiting calls used to get their
     // turn only once the share's calls had used their whole deadline, then wait their own.
