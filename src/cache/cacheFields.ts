@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { CacheResult } from './answerCache.js';
 
 /** The cache's name in Cache-Status. */
@@ -48,5 +48,5 @@ export function matchesIfNoneMatch(header: string | undefined, etag: string): bo
 
 /** A strong validator over the exact bytes sent: equal bytes, equal tag. */
 export function strongEtag(body: string | Buffer): string {
-  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`;
+  return `"${hash('sha256', body, 'base64url').slice(0, 27)}"`;
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { successBody } from '../envelope.js';
 import type { CachedAnswer } from './answerCache.js';
 import { strongEtag } from './cacheFields.js';
@@ -72,10 +72,11 @@ function echoedSite(payload: unknown): string | undefined {
   return typeof site === 'string' ? site : undefined;
 }
 
+/** One-shot crypto.hash, as for key hashes: no Hash object per answer. */
 function hashOf(text: string): string {
-  return createHash('sha256').update(text).digest('base64url');
+  return hash('sha256', text, 'base64url');
 }
 
 function siteEtag(frameHash: string, siteJson: string): string {
-  return `"${hashOf(frameHash + siteJson).slice(0, 27)}"`;
+  return strongEtag(frameHash + siteJson);
 }
