@@ -15,6 +15,9 @@ const LOG_BATCH_BYTES = 4096;
 /** How often the batch is written whatever its size: a quiet gateway's lines reach the log within this. */
 const LOG_FLUSH_MS = 250;
 
+/** The most held while stdout refuses writes (a full disk); lines beyond it are dropped, not kept in memory. */
+const LOG_HELD_MAX_BYTES = 8 * 1024 * 1024;
+
 /**
  * The process's logger: JSON lines on stdout, written in batches from the event loop
  * (synchronous writes of whole lines, no thread pool): a batch once it holds
@@ -29,6 +32,18 @@ export function createLogger(level: string, options: LoggerOptions = {}): Logger
     sync: true,
     minLength: LOG_BATCH_BYTES,
     periodicFlush: LOG_FLUSH_MS,
+    maxLength: LOG_HELD_MAX_BYTES,
+  });
+  // A batch that cannot be written (a full disk) is written from a timer now, where an
+  // unhandled 'error' would end the process: the gateway goes on serving, and says so once.
+  // (pino's own handler takes only EPIPE: a log reader that went away.)
+  let reported = false;
+  stdout.on('error', (err: unknown) => {
+    if (reported) return;
+    reported = true;
+    process.stderr.write(
+      `log lines cannot be written to stdout: ${err instanceof Error ? err.message : String(err)}\n`,
+    );
   });
   // pino writes out what is held at exit only for its asynchronous destinations. flush(), not
   // flushSync(): this destination's flush is one synchronous write, and sonic-boom's flushSync
