@@ -18,11 +18,8 @@ const KEY_MARK = 'atl_';
 /** A key's part after `atl_`: its random characters and their checksum. */
 const KEY_BODY_LENGTH = RANDOM_LENGTH + CHECKSUM_LENGTH;
 
-/** Runs of base62 long enough to hold a key's body. */
-const BASE62_RUNS = new RegExp(`[0-9A-Za-z]{${KEY_BODY_LENGTH},}`, 'g');
-
-/** What a target must hold for a key to hide in it: the mark, an escape, or a run as long as a key's body. */
-const MAY_HOLD_KEY = new RegExp(`atl_|%|[0-9A-Za-z]{${KEY_BODY_LENGTH}}`, 'i');
+/** The mark or an escape: the quick test of whether a target needs a closer look. */
+const MARK_OR_ESCAPE = /atl_|%/i;
 
 /**
  * Whether this piece of a URL (segment, name or value) holds the key mark or a key's body, as sent or at
@@ -43,7 +40,7 @@ export function holdsKey(piece: string): boolean {
 
 /** Whether a key could hide in this text at all: false for the common target, with no split or decoding. */
 export function mayHoldKey(text: string): boolean {
-  return MAY_HOLD_KEY.test(text);
+  return MARK_OR_ESCAPE.test(text) || holdsKeyBody(text, false);
 }
 
 /** Whether the raw request target (`/path?query`) holds a key anywhere, with its mark or without. */
@@ -60,15 +57,28 @@ export function urlHoldsKey(target: string): boolean {
 /**
  * Whether the text holds a key without its `atl_` (its 38 characters are the whole secret):
  * a run of base62 whose first or last 38 characters end in the checksum of the 32 before.
- * A key pasted alone, after `Bearer `, or glued to letters on one side is found; two CRCs
- * per run keep a crafted target cheap, and a run that merely looks random matches the
- * checksum about once in 62^6.
+ * A key pasted alone, after `Bearer `, or glued to letters on one side is found, and a run
+ * that merely looks random matches the checksum about once in 62^6. With `checksums` false,
+ * only whether a run is long enough. One pass over the text and two CRCs per run: a hostile
+ * target costs no more than its length (a regular expression would rescan runs just short
+ * of a key's length from each of their characters).
  */
-function holdsKeyBody(text: string): boolean {
-  for (const [run] of text.matchAll(BASE62_RUNS)) {
-    if (isKeyBody(run.slice(0, KEY_BODY_LENGTH)) || isKeyBody(run.slice(-KEY_BODY_LENGTH))) return true;
+function holdsKeyBody(text: string, checksums = true): boolean {
+  let runStart = 0;
+  for (let i = 0; i <= text.length; i += 1) {
+    if (i < text.length && isBase62(text.charCodeAt(i))) continue;
+    if (i - runStart >= KEY_BODY_LENGTH) {
+      if (!checksums) return true;
+      if (isKeyBody(text.slice(runStart, runStart + KEY_BODY_LENGTH)) || isKeyBody(text.slice(i - KEY_BODY_LENGTH, i)))
+        return true;
+    }
+    runStart = i + 1;
   }
   return false;
+}
+
+function isBase62(code: number): boolean {
+  return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
 }
 
 function isKeyBody(body: string): boolean {
