@@ -29,17 +29,21 @@ export interface PlatformClientOptions {
 }
 
 export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
-  const client = new GraphQLClient(options.url, {
-    headers: { authorization: `Bearer ${options.token}` },
-    fetch: platformFetch(createUpstreamHttp({ timeoutMs: options.timeoutMs })),
-  });
+  const http = createUpstreamHttp({ timeoutMs: options.timeoutMs });
+  const headers = { authorization: `Bearer ${options.token}` };
   const shares = createOrganizationShares();
 
+  /**
+   * One call, answered by `deadline` or refused: graphql-request over a fetch bound to that
+   * deadline (a client is a URL and its options; making one per call costs next to nothing).
+   */
   async function call<TResult>(
     operation: string,
     document: string,
     variables: Record<string, unknown>,
+    deadline: number,
   ): Promise<TResult> {
+    const client = new GraphQLClient(options.url, { headers, fetch: platformFetch(http, deadline) });
     const data = await client.request<TResult, Record<string, unknown>>({ document, variables });
     // A batch-shaped answer (a JSON array) comes back as an array: not our operation's data.
     if (data === null || typeof data !== 'object' || Array.isArray(data)) {
@@ -64,20 +68,22 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
         // stalled platform a waiting call would otherwise answer 504 only after the calls
         // ahead of it had each used their whole deadline, and then its own (two or three
         // times UPSTREAM_TIMEOUT_MS, past the shutdown's drain). A call whose turn comes
-        // after its deadline is not sent: nobody waits for its answer any more.
+        // after its deadline is not sent; one sent late gets only the time left, so its
+        // slot is free again when its caller has been answered.
+        const deadline = started + options.timeoutMs;
         const data =
           typeof organizationId === 'string'
             ? await withDeadline(
                 options.timeoutMs,
                 () =>
                   shares.run(organizationId, operation, () => {
-                    if (performance.now() - started >= options.timeoutMs)
+                    if (performance.now() >= deadline)
                       throw new DeadlineError(`${operation}: no turn within ${options.timeoutMs} ms`);
-                    return call<TResult>(operation, text, variables);
+                    return call<TResult>(operation, text, variables, deadline);
                   }),
                 operation,
               )
-            : await call<TResult>(operation, text, variables);
+            : await call<TResult>(operation, text, variables, deadline);
         options.onCall?.(operation, (performance.now() - started) / 1000, 'ok');
         return data;
       } catch (err: unknown) {

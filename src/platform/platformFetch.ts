@@ -12,7 +12,7 @@ const WIRE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-en
  * read, so no web stream carries the request or the response body over the socket.
  * graphql-request always calls it with a URL and a string body.
  */
-export function platformFetch(http: UpstreamHttp): typeof fetch {
+export function platformFetch(http: UpstreamHttp, deadline?: number): typeof fetch {
   return async (input, init) => {
     if (input instanceof Request) throw new TypeError('platform calls take a URL, not a Request');
     const body = init?.body;
@@ -27,6 +27,7 @@ export function platformFetch(http: UpstreamHttp): typeof fetch {
       method: init?.method === 'GET' ? 'GET' : 'POST',
       headers,
       ...(body ? { body } : {}),
+      ...(deadline === undefined ? {} : { deadline }),
     });
     const responseHeaders: Array<[string, string]> = [];
     for (const [name, value] of Object.entries(answer.headers)) {

@@ -9,6 +9,11 @@ export interface UpstreamCall {
   readonly method: 'GET' | 'POST';
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string;
+  /**
+   * When the answer must be in (a `performance.now()` time), for a call that already waited
+   * its turn: it then gets only what is left. Without it, `timeoutMs` from the send.
+   */
+  readonly deadline?: number;
 }
 
 export interface UpstreamAnswer {
@@ -66,6 +71,7 @@ export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp
   return {
     send(url, call) {
       const target = typeof url === 'string' ? new URL(url) : url;
+      const ms = call.deadline === undefined ? timeoutMs : Math.max(1, Math.ceil(call.deadline - performance.now()));
       // The deadline answers the caller; undici's own timeouts (no AbortController per
       // call) then end a connection that stays silent, and a late answer is still read
       // to its end so that its connection returns to the pool.
@@ -75,10 +81,10 @@ export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp
         method: call.method,
         headers: { 'accept-encoding': 'gzip, deflate, br', ...call.headers },
         body: call.body ?? null,
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
+        headersTimeout: ms,
+        bodyTimeout: ms,
       }).then(decoded);
-      return withDeadline(timeoutMs, () => answer, 'upstream call');
+      return withDeadline(ms, () => answer, 'upstream call');
     },
 
     open(url, headers, signal) {

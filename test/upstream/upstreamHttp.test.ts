@@ -150,6 +150,19 @@ describe('upstream HTTP (undici)', () => {
     });
   });
 
+  it('gives a call sent with a deadline only the time left, and then closes its connection', async () => {
+    let closed: Promise<void> = Promise.resolve();
+    handler = (req) => {
+      closed = new Promise((resolve) => req.socket.once('close', () => resolve()));
+    }; // never answers
+    // A client whose own deadline is far: the call's deadline, 50 ms away, is what ends it.
+    const patient = createUpstreamHttp({ timeoutMs: 60_000 });
+    const started = performance.now();
+    await assert.rejects(patient.send(`${server.url}/graphql`, { ...POST, deadline: started + 50 }), DeadlineError);
+    await closed;
+    assert.ok(performance.now() - started < 10_000, 'ended by the deadline, long before the client timeout');
+  });
+
   it('rejects with the socket error code when nothing listens', async () => {
     const refused = await listen({ callback: () => () => undefined });
     const url = refused.url;
