@@ -7,6 +7,7 @@ module.exports = {
     'test/docs/**',
     'test/generated/**',
     'test/bench/compiledGateway.test.ts',
+    'test/lifecycle/batchedLogLines.test.ts',
     'test/lifecycle/shutdownProcess.test.ts',
     'test/lifecycle/startupFailures.test.ts',
     'test/local/keysCli.test.ts',
