@@ -34,8 +34,8 @@ export function createLogger(level: string, options: LoggerOptions = {}): Logger
     periodicFlush: LOG_FLUSH_MS,
     maxLength: LOG_HELD_MAX_BYTES,
   });
-  // A batch that cannot be written (a full disk) is written from a timer now, where an
-  // unhandled 'error' would end the process: the gateway goes on serving, and says so once.
+  // A batch may be written from the periodic flush's timer, where an unhandled 'error' (a
+  // full disk) would end the process: the gateway goes on serving instead, and says so once.
   // (pino's own handler takes only EPIPE: a log reader that went away.)
   let reported = false;
   stdout.on('error', (err: unknown) => {
