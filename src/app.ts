@@ -78,8 +78,9 @@ export function createApp(services: Services): Koa<AppState> {
         if (limited !== undefined) await limited;
         usage.ensureRoom();
         await answer(ctx, principal, now);
-        // Every successful answer (200, or 304 for an unchanged one) counts once; failures never do.
-        if (ctx.status === 200 || ctx.status === 304) {
+        // Every successful answer (200, or 304 for an unchanged one) counts once; failures never do,
+        // nor an answer a shutdown's drain limit has already replaced with a 503 (headers sent).
+        if ((ctx.status === 200 || ctx.status === 304) && !ctx.res.headersSent) {
           usage.record(principal, route.path);
           counted = true;
         }

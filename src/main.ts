@@ -1,5 +1,6 @@
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { startGateway } from './gateway.js';
+import { answerDraining } from './http/createHttpServer.js';
 import { installShutdown } from './lifecycle/shutdown.js';
 import { createLogger } from './logger.js';
 import { startBanner } from './startBanner.js';
@@ -33,7 +34,7 @@ async function main(): Promise<void> {
   }
   // Last: spans of the final usage flush are exported too.
   const closers = tracing ? [...gateway.closers, () => tracing.shutdown()] : gateway.closers;
-  installShutdown({ server: gateway.server, closers, logger });
+  installShutdown({ server: gateway.server, closers, logger, answerUnfinished: answerDraining });
   // The start-up lines first, then the banner on the same stdout.
   logger.flush();
   process.stdout.write(startBanner(gateway));

@@ -115,7 +115,28 @@ const MESSAGES: Partial<Record<ErrorCode, string>> = {
   HEADERS_TOO_LARGE: 'The request headers are too large.',
   BAD_REQUEST: 'The request could not be read.',
   REQUEST_TIMEOUT: 'The request was not received in time.',
+  SERVICE_UNAVAILABLE: 'This instance is shutting down. Retry the request.',
 };
+
+/** Another instance takes the retry at once: the shortest wait HTTP can express. */
+const DRAINING_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * The answer to a request still running when a shutdown's drain ends (lifecycle/shutdown.ts):
+ * 503 in the envelope, with Retry-After and Connection: close, rather than a cut connection.
+ * The headers its handler had set belonged to an answer that is not sent, and go. The
+ * handler may still finish; nothing it does then reaches the caller or counts (app.ts).
+ */
+export function answerDraining(res: ServerResponse): void {
+  const given = res.getHeader('X-Request-Id');
+  const rejection = envelopeOf('SERVICE_UNAVAILABLE', typeof given === 'string' ? given : randomUUID());
+  for (const name of res.getHeaderNames()) res.removeHeader(name);
+  res.writeHead(rejection.status, {
+    ...rejection.headers,
+    'Retry-After': String(DRAINING_RETRY_AFTER_SECONDS),
+  });
+  res.end(rejection.body);
+}
 
 interface Rejection {
   status: number;

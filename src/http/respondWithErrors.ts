@@ -9,6 +9,9 @@ import { ApiError, toApiError, UpstreamError } from '../errors.js';
  * code's status, and the headers the failure carries. 5xx details stay in the log.
  */
 export function respondWithError(ctx: ParameterizedContext<AppState>, err: unknown, logger: Logger): void {
+  // Already answered in full (a shutdown's drain limit sent a 503): the failure that followed,
+  // such as a header set on the sent answer, cannot reach the caller and is no fault to log.
+  if (ctx.res.writableEnded) return;
   const apiError = toApiError(fromKoaError(err));
   // A 503 that refuses for now is a refusal like a 401: its request line and reason say enough, no stack.
   if (apiError.status >= 500 && !refusesForNow(apiError)) {

@@ -19,6 +19,12 @@ export interface ShutdownOptions {
   readonly signals?: readonly NodeJS.Signals[];
   /** Default process.exit. */
   readonly exit?: (code: number) => void;
+  /**
+   * Answers a request still running at the drain limit that has sent nothing yet (the
+   * gateway: a 503 envelope, Connection: close). Without it, or once a request's answer
+   * has begun, its connection is cut.
+   */
+  readonly answerUnfinished?: (res: ServerResponse) => void;
 }
 
 export interface ShutdownHandle {
@@ -86,11 +92,23 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
     );
     clearInterval(sweep);
     if (!drainedInTime) {
+      const { answerUnfinished } = options;
+      let answered = 0;
+      for (const res of [...inFlight]) {
+        if (answerUnfinished === undefined || res.headersSent) continue;
+        answerUnfinished(res);
+        answered += 1;
+      }
       logger.warn(
-        { unfinished: inFlight.size },
-        'requests still running at the drain limit: cutting their connections',
+        { unfinished: inFlight.size, answered },
+        'requests still running at the drain limit: answering those that sent nothing, cutting the rest',
       );
-      server.closeAllConnections();
+      if (answered === 0) server.closeAllConnections();
+      else {
+        // The answered connections close once their answer is written (Connection: close).
+        for (const res of inFlight) if (!res.writableEnded) res.socket?.destroy();
+        server.closeIdleConnections();
+      }
     }
 
     let code = 0;

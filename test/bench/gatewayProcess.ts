@@ -1,5 +1,6 @@
 import { loadConfig } from '../../src/config.js';
 import { startGateway } from '../../src/gateway.js';
+import { answerDraining } from '../../src/http/createHttpServer.js';
 import { installShutdown } from '../../src/lifecycle/shutdown.js';
 import { createLogger } from '../../src/logger.js';
 import { answerMemory, type GatewayReady, isParentMessage, reportFailure } from './childMessages.js';
@@ -20,7 +21,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, { traceIds: tracing !== null });
   const gateway = await startGateway(config, logger);
   const closers = tracing ? [...gateway.closers, () => tracing.shutdown()] : gateway.closers;
-  const shutdown = installShutdown({ server: gateway.server, closers, logger });
+  const shutdown = installShutdown({ server: gateway.server, closers, logger, answerUnfinished: answerDraining });
   process.on('message', (message: unknown) => {
     if (!isParentMessage(message)) return;
     if (message.type === 'stop') void shutdown.shutdown('bench finished');

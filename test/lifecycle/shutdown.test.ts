@@ -4,6 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { installShutdown, type ShutdownHandle } from '../../src/lifecycle/shutdown.js';
 
+const DRAIN_LIMIT_LINE =
+  'requests still running at the drain limit: answering those that sent nothing, cutting the rest';
+
 interface Harness {
   server: Server;
   url: string;
@@ -14,6 +17,8 @@ interface Harness {
   release(): void;
   /** Resolves once a request to /slow reached the server. */
   arrived: Promise<void>;
+  /** Resolves once a request to /answering has had its headers and half its body sent (never the rest). */
+  answering: Promise<void>;
 }
 
 async function serve(): Promise<Harness> {
@@ -21,10 +26,17 @@ async function serve(): Promise<Harness> {
   let arrive: () => void = () => undefined;
   const released = new Promise<void>((resolve) => (release = resolve));
   const arrived = new Promise<void>((resolve) => (arrive = resolve));
+  let answer: () => void = () => undefined;
+  const answering = new Promise<void>((resolve) => (answer = resolve));
   const server = createServer((req, res) => {
     if (req.url === '/slow') {
       arrive();
       void released.then(() => res.end('slow done'));
+      return;
+    }
+    if (req.url === '/answering') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.write('half of it', () => answer());
       return;
     }
     res.end('ok');
@@ -38,6 +50,7 @@ async function serve(): Promise<Harness> {
     steps: [],
     release,
     arrived,
+    answering,
   };
 }
 
@@ -115,7 +128,7 @@ describe('shutdown coordinator', () => {
       handle = install(h, []);
       assert.equal((await get(`${h.url}/`, agent)).status, 200);
       assert.equal(await handle.shutdown('SIGTERM'), 0);
-      assert.ok(!h.logs.includes('requests still running at the drain limit: cutting their connections'));
+      assert.ok(!h.logs.includes(DRAIN_LIMIT_LINE));
     } finally {
       agent.destroy();
     }
@@ -127,7 +140,38 @@ describe('shutdown coordinator', () => {
     await h.arrived;
     assert.equal(await handle.shutdown('SIGTERM'), 0);
     assert.ok((await slow) instanceof Error, 'the unfinished request lost its connection');
-    assert.ok(h.logs.includes('requests still running at the drain limit: cutting their connections'));
+    assert.ok(h.logs.includes(DRAIN_LIMIT_LINE));
+    assert.deepEqual(h.steps, ['flush usage']);
+  });
+
+  it('answers a request still running at the drain limit that sent nothing, and cuts one already answering', async () => {
+    handle = installShutdown({
+      server: h.server,
+      closers: [async () => void h.steps.push('flush usage')],
+      logger: pino({ level: 'silent' }),
+      deadlineMs: 8000,
+      drainMs: 100,
+      signals: [],
+      exit: (code) => h.exits.push(code),
+      answerUnfinished: (res) => {
+        res.writeHead(503, { 'retry-after': '1', connection: 'close' });
+        res.end('draining');
+      },
+    });
+    const slow = get(`${h.url}/slow`);
+    // Its head and half its body arrive; whether the rest ever does is what is asked.
+    const cut = new Promise<boolean>((resolve, reject) => {
+      request(`${h.url}/answering`, (res) => {
+        res.resume();
+        res.on('close', () => resolve(res.complete));
+      })
+        .on('error', reject)
+        .end();
+    });
+    await Promise.all([h.arrived, h.answering]);
+    assert.equal(await handle.shutdown('SIGTERM'), 0);
+    assert.deepEqual(await slow, { status: 503, body: 'draining', connection: 'close' });
+    assert.equal(await cut, false, 'the answer already under way lost its connection');
     assert.deepEqual(h.steps, ['flush usage']);
   });
 
