@@ -2,7 +2,6 @@ import type { ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 import { holdsKey, mayHoldKey } from '../auth/keyInUrl.js';
-import { activeTraceId } from '../telemetry/spans.js';
 
 /** Long enough for every real route; a longer path is cut so one request cannot flood the log. */
 const MAX_LOGGED_PATH = 256;
@@ -15,7 +14,12 @@ const MAX_LOGGED_PATH = 256;
  * only its prefix. The query string (which may hold a misplaced key) is left out, and
  * a path segment that looks like a key is replaced before it is logged.
  */
-export function logRequest(logger: Logger, ctx: ParameterizedContext<AppState>, durationMs: number): void {
+export function logRequest(
+  logger: Logger,
+  ctx: ParameterizedContext<AppState>,
+  durationMs: number,
+  traceId: string | undefined,
+): void {
   if (!logger.isLevelEnabled('info')) return;
   const { state } = ctx;
   const principal = state.principal;
@@ -23,7 +27,7 @@ export function logRequest(logger: Logger, ctx: ParameterizedContext<AppState>, 
   logger.info(
     {
       requestId: state.requestId,
-      traceId: activeTraceId(),
+      traceId,
       method: ctx.method,
       route: state.route ?? null,
       path: loggablePath(ctx.path),

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { routeLabel } from '../metrics/routeLabel.js';
-import { endServerSpan, startServerSpan, tracingOn, withContext } from '../telemetry/spans.js';
+import { activeTraceId, endServerSpan, startServerSpan, tracingOn, withContext } from '../telemetry/spans.js';
 import { logRequest } from './logRequests.js';
 import { delayRefusal } from './refusalDelay.js';
 import { createRefusalLog } from './refusalLog.js';
@@ -14,10 +14,10 @@ import { setSecurityHeaders } from './securityHeaders.js';
 /**
  * The outermost step, around everything else: give the request its id; turn any
  * failure into the error envelope; then, whatever happened, count and time it and
- * write its log line. One middleware rather than four: each Koa layer costs an async
- * call per request, and these four always run together, in this order.
- * When tracing is on, all of it runs inside the request's server span, so every span
- * and log line of the request belongs to the caller's trace.
+ * write its log line once its answer is out. One middleware rather than four: each Koa
+ * layer costs an async call per request, and these four always run together, in this
+ * order. When tracing is on, all of it runs inside the request's server span, so every
+ * span and log line of the request belongs to the caller's trace.
  */
 export function observeRequests(
   logger: Logger,
@@ -28,14 +28,34 @@ export function observeRequests(
   const observe = async (ctx: ParameterizedContext<AppState>, next: Next): Promise<void> => {
     const started = performance.now();
     assignRequestId(ctx);
+    // The count and the line are taken when the exchange ends ('close'), once its answer is
+    // out, whoever sent it: Koa after this middleware, or a shutdown's drain limit while the
+    // handler still runs (the process may exit before the handler ends). A caller who went
+    // away first is recorded when the handler ends, with what the gateway came to. The
+    // trace id is read now, inside the request's span.
+    const traceId = activeTraceId();
+    const { res } = ctx;
+    let handled = false;
+    let recorded = false;
+    const recordOnce = () => {
+      if (recorded) return;
+      recorded = true;
+      record(ctx, performance.now() - started, traceId);
+    };
+    res.once('close', () => {
+      if (handled || res.writableFinished) recordOnce();
+    });
     try {
       await next();
     } catch (err: unknown) {
       respondWithError(ctx, err, logger);
       await delayRefusal(ctx, refusalDelayMs);
     }
-    setSecurityHeaders(ctx.res, ctx.status);
-    const ms = performance.now() - started;
+    setSecurityHeaders(res, ctx.status);
+    handled = true;
+    if (res.closed) recordOnce();
+  };
+  const record = (ctx: ParameterizedContext<AppState>, ms: number, traceId: string | undefined): void => {
     metrics.httpRequest(routeLabel(ctx), ctx.method, ctx.status, ms / 1000);
     // A refused caller who never showed a valid key may be one of a flood: its line is rationed.
     const refusal = ctx.state.refusal ?? (ctx.status >= 400 ? String(ctx.status) : undefined);
@@ -45,7 +65,7 @@ export function observeRequests(
       (ctx.status >= 500 && ctx.status !== 503) ||
       refusals.admit(refusal)
     ) {
-      logRequest(logger, ctx, ms);
+      logRequest(logger, ctx, ms, traceId);
     }
   };
   return (ctx, next) => {

@@ -111,6 +111,28 @@ describe('request log lines', () => {
     );
   });
 
+  it('a caller who goes away before the answer: one line, with the status the gateway reached', async () => {
+    const scope = nock('http://platform.test')
+      .post('/graphql')
+      .delay(300)
+      .reply(200, { data: { organization: { siteLookup: [] } } });
+    const gone = fetch(`${server.url}/v1/api/keywords?site=acme.com`, {
+      headers: { authorization: `Bearer ${HEADER_KEY}`, 'x-request-id': 'log-test-gone' },
+      signal: AbortSignal.timeout(50),
+    });
+    await assert.rejects(gone, { name: 'TimeoutError' });
+    // The line is written once the gateway has its answer, the caller long gone.
+    const deadline = Date.now() + 3000;
+    while (requestLines().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    scope.done();
+    const lines = requestLines();
+    assert.deepEqual(
+      lines.map((line) => [line.requestId, line.status]),
+      [['log-test-gone', 404]],
+    );
+    assert.ok(Number(lines[0]?.durationMs) >= 250, `duration ${lines[0]?.durationMs} ms covers the platform's wait`);
+  });
+
   it('bounds the logged path', () => {
     const logged = loggablePath(`/${'a'.repeat(5000)}`);
     assert.ok(logged.length <= 257);
