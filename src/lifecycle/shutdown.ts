@@ -46,8 +46,9 @@ const IDLE_SWEEP_MS = 100;
  * unflushed usage) never runs.
  *
  * Order: stop accepting connections; let requests in flight finish (their
- * connections close after the answer, idle keep-alive ones at once); then the
- * closers, in order (usage flush first); then exit 0, or 1 if a step failed or the
+ * connections close after the answer, idle keep-alive ones at once) until the drain
+ * limit, then answer those that sent nothing (answerUnfinished) and cut the rest; then
+ * the closers, in order (usage flush first); then exit 0, or 1 if a step failed or the
  * deadline passed.
  */
 export function installShutdown(options: ShutdownOptions): ShutdownHandle {
