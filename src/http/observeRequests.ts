@@ -31,19 +31,14 @@ export function observeRequests(
     // The count and the line are taken when the exchange ends ('close'), once its answer is
     // out, whoever sent it: Koa after this middleware, or a shutdown's drain limit while the
     // handler still runs (the process may exit before the handler ends). A caller who went
-    // away first is recorded when the handler ends, with what the gateway came to. The
+    // away first, with no answer out, is recorded when the handler ends, with what the
+    // gateway came to. Each request is recorded by exactly one of the two places below. The
     // trace id is read now, inside the request's span.
     const traceId = activeTraceId();
     const { res } = ctx;
     let handled = false;
-    let recorded = false;
-    const recordOnce = () => {
-      if (recorded) return;
-      recorded = true;
-      record(ctx, performance.now() - started, traceId);
-    };
     res.once('close', () => {
-      if (handled || res.writableFinished) recordOnce();
+      if (handled || res.writableFinished) record(ctx, started, traceId);
     });
     try {
       await next();
@@ -53,9 +48,10 @@ export function observeRequests(
     }
     setSecurityHeaders(res, ctx.status);
     handled = true;
-    if (res.closed) recordOnce();
+    if (res.closed && !res.writableFinished) record(ctx, started, traceId);
   };
-  const record = (ctx: ParameterizedContext<AppState>, ms: number, traceId: string | undefined): void => {
+  const record = (ctx: ParameterizedContext<AppState>, started: number, traceId: string | undefined): void => {
+    const ms = performance.now() - started;
     metrics.httpRequest(routeLabel(ctx), ctx.method, ctx.status, ms / 1000);
     // A refused caller who never showed a valid key may be one of a flood: its line is rationed.
     const refusal = ctx.state.refusal ?? (ctx.status >= 400 ? String(ctx.status) : undefined);
