@@ -19,7 +19,7 @@ const KEY_MARK = 'atl_';
 const KEY_BODY_LENGTH = RANDOM_LENGTH + CHECKSUM_LENGTH;
 
 /** The mark or an escape: the quick test of whether a target needs a closer look. */
-const MARK_OR_ESCAPE = /atl_|%/i;
+const MARK_OR_ESCAPE = new RegExp(`${KEY_MARK}|%`, 'i');
 
 /**
  * Whether this piece of a URL (segment, name or value) holds the key mark or a key's body, as sent or at

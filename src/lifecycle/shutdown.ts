@@ -95,7 +95,7 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
     if (!drainedInTime) {
       const { answerUnfinished } = options;
       let answered = 0;
-      for (const res of [...inFlight]) {
+      for (const res of inFlight) {
         if (answerUnfinished === undefined || res.headersSent) continue;
         answerUnfinished(res);
         answered += 1;
