@@ -8,18 +8,19 @@ import { installShutdown } from '../../src/lifecycle/shutdown.js';
 import { fakeServices, recordingUsage } from '../support/fakeServices.js';
 import { keywordsData, stubPlatform } from '../support/platformAnswers.js';
 
-describe('a request still running when a shutdown reaches its drain limit', () => {
-  it('gets a 503 envelope with Retry-After, is not counted when its platform call ends, and logs no failure', async () => {
+/** Requests running at once when the shutdown starts. */
+const CALLERS = 50;
+
+describe('requests still running when a shutdown reaches its drain limit', () => {
+  it('each gets a 503 envelope with Retry-After and one log line, none is counted when its platform call ends, no failure is logged', async () => {
     const lines: Array<Record<string, unknown>> = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) });
+    let stalled = false;
     let answerPlatform: () => void = () => undefined;
     const platformAnswered = new Promise<void>((resolve) => (answerPlatform = resolve));
-    let platformCalled: () => void = () => undefined;
-    const calledPlatform = new Promise<void>((resolve) => (platformCalled = resolve));
     const usage = recordingUsage();
     const platform = stubPlatform(async () => {
-      platformCalled();
-      await platformAnswered;
+      if (stalled) await platformAnswered;
       return keywordsData();
     });
     const server = createServer(createApp(fakeServices({ logger, usage, platform })).callback());
@@ -37,43 +38,56 @@ describe('a request still running when a shutdown reaches its drain limit', () =
     });
     try {
       const { port } = server.address() as AddressInfo;
-      const asked = fetch(`http://127.0.0.1:${port}/v1/api/keywords?site=acme.com`, {
-        headers: { authorization: 'Bearer key-org-a', 'x-request-id': 'drain-1' },
-      });
-      await calledPlatform;
+      const ask = (requestId: string) =>
+        fetch(`http://127.0.0.1:${port}/v1/api/keywords?site=acme.com`, {
+          headers: { authorization: 'Bearer key-org-a', 'x-request-id': requestId },
+        });
+      // One call answered before the shutdown: served and counted as ever.
+      assert.equal((await ask('drain-before')).status, 200);
+      stalled = true;
+      const asked = Array.from({ length: CALLERS }, (_, n) => ask(`drain-${n}`));
+      while (platform.calls.length < CALLERS + 1) await new Promise((resolve) => setTimeout(resolve, 5));
       assert.equal(await handle.shutdown('SIGTERM'), 0);
 
-      const res = await asked;
-      assert.equal(res.status, 503);
-      assert.equal(res.headers.get('retry-after'), '1');
-      assert.equal(res.headers.get('connection'), 'close');
-      assert.equal(res.headers.get('x-request-id'), 'drain-1');
-      assert.equal(res.headers.get('ratelimit'), null, 'no header of the answer that was not sent');
-      const body = (await res.json()) as {
-        data: unknown;
-        meta: { requestId: string };
-        errors: Array<{ code: string }>;
-      };
-      assert.equal(body.data, null);
-      assert.equal(body.meta.requestId, 'drain-1');
-      assert.equal(body.errors[0]?.code, 'SERVICE_UNAVAILABLE');
-      // Its line is written with the 503, not when the handler ends: the process may be gone by then.
-      const requestLine = lines.find((line) => line.msg === 'request' && line.requestId === 'drain-1');
-      assert.equal(requestLine?.status, 503);
+      const answers = await Promise.all(asked);
+      for (const [n, res] of answers.entries()) {
+        const requestId = `drain-${n}`;
+        assert.equal(res.status, 503, requestId);
+        assert.equal(res.headers.get('retry-after'), '1');
+        assert.equal(res.headers.get('connection'), 'close');
+        assert.equal(res.headers.get('x-request-id'), requestId);
+        assert.equal(res.headers.get('ratelimit'), null, 'no header of the answer that was not sent');
+        const body = (await res.json()) as {
+          data: unknown;
+          meta: { requestId: string };
+          errors: Array<{ code: string }>;
+        };
+        assert.equal(body.data, null);
+        assert.equal(body.meta.requestId, requestId);
+        assert.equal(body.errors[0]?.code, 'SERVICE_UNAVAILABLE');
+        // Its line is written with the 503, not when the handler ends: the process may be gone by then.
+        const requestLines = lines.filter((line) => line.msg === 'request' && line.requestId === requestId);
+        assert.deepEqual(
+          requestLines.map((line) => line.status),
+          [503],
+          requestId,
+        );
+      }
 
-      // The platform answers after all: nothing reaches the caller, nothing is counted.
+      // The platform answers after all: nothing reaches the callers, nothing more is counted.
       answerPlatform();
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      assert.deepEqual(usage.events, []);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(usage.events.length, 1, 'only the call answered before the shutdown');
       assert.deepEqual(
         lines.filter((line) => line.msg === 'request failed'),
         [],
       );
       assert.equal(
         lines.filter((line) => line.msg === 'request').length,
-        1,
-        'one line, not another when the handler ends',
+        CALLERS + 1,
+        'one line each, not another when the handlers end',
       );
+      assert.deepEqual(exits, [0]);
     } finally {
       handle.uninstall();
       server.closeAllConnections();
