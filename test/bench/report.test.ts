@@ -25,6 +25,7 @@ const figures: BenchFigures = {
     { workMicros: 40, toKoa: 0.31 },
   ],
   cold: {
+    connections: 1,
     gatewayP50: 1.0,
     gatewayP99: 4,
     platformP50: 0.6,

@@ -41,8 +41,10 @@ export interface BenchFigures {
   readonly redisLimiterExtraCpuMicros: number | null;
   /** Bare Koa doing a fixed amount of busy work per request, as a share of bare Koa (medians of per-round ratios). */
   readonly calibration: ReadonlyArray<{ readonly workMicros: number; readonly toKoa: number }>;
-  /** Milliseconds, one connection, medians over the rounds. */
+  /** Milliseconds, medians over the rounds. */
   readonly cold: {
+    /** Concurrent connections of the cold runs: 1 unless --cold-connections says otherwise. */
+    readonly connections: number;
     readonly gatewayP50: number;
     readonly gatewayP99: number;
     readonly platformP50: number;
@@ -211,7 +213,10 @@ export function verdicts(f: BenchFigures): Verdict[] {
       "Cold: gateway's own CPU per miss over the bare proxy",
       `${micros(f.cold.gatewayOverProxyCpuMicros)} (${micros(f.cold.gatewayCpuMicros)} vs ${micros(f.cold.proxyCpuMicros)})`,
     ),
-    context('Cold throughput, 1 connection: gateway ÷ direct platform call', ratio(f.cold.throughputRatio)),
+    context(
+      `Cold throughput, ${f.cold.connections} connection${f.cold.connections === 1 ? '' : 's'}: gateway ÷ direct platform call`,
+      ratio(f.cold.throughputRatio),
+    ),
     {
       figure: '100 identical concurrent cold requests → platform calls',
       measured: `${f.collapse.maxPlatformCalls} (most over ${f.collapse.trials} trials; one request alone makes ${f.collapse.platformCallsOfOneRequest})`,

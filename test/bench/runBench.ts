@@ -40,6 +40,7 @@ const { values: args } = parseArgs({
     rounds: { type: 'string', default: '5' },
     seconds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '32' },
+    'cold-connections': { type: 'string', default: '1' },
     profile: { type: 'boolean', default: false },
     'no-redis': { type: 'boolean', default: false },
     'no-tsx': { type: 'boolean', default: false },
@@ -51,6 +52,8 @@ const { values: args } = parseArgs({
 const ROUNDS = boundedInt(args.rounds, 1, 20, 'rounds');
 const SECONDS = boundedInt(args.seconds, 1, 30, 'seconds');
 const CONNECTIONS = boundedInt(args.connections, 1, 512, 'connections');
+const COLD_CONNECTIONS = boundedInt(args['cold-connections'], 1, 64, 'cold-connections');
+const COLD = `${COLD_CONNECTIONS} connection${COLD_CONNECTIONS === 1 ? '' : 's'}`;
 const WARMUP_SECONDS = 1;
 const COLLAPSE_CONCURRENCY = 100;
 const COLLAPSE_TRIALS = 5;
@@ -192,16 +195,17 @@ function targetsOf(setup: BenchSetup): Target[] {
       ),
     );
   }
-  // Cold: one connection, so each figure is the time of one call, not of a queue.
+  // Cold: one connection by default, so each figure is the time of one call, not of a queue;
+  // --cold-connections shows what the CPU per miss becomes when calls overlap.
   targets.push(
     {
       id: 'cold-gateway',
-      label: 'gateway cold (no cache, 1 connection)',
+      label: `gateway cold (no cache, ${COLD})`,
       child: setup.gatewayCold,
       run: (seconds) =>
         runLoad({
           url: `${gw(setup.gatewayCold)}${WARM_PATH}`,
-          connections: 1,
+          connections: COLD_CONNECTIONS,
           seconds,
           headers: setup.authHeaders,
           recordLatencies: true,
@@ -210,19 +214,19 @@ function targetsOf(setup: BenchSetup): Target[] {
     {
       // The floor of a cold request: the same two HTTP exchanges as the gateway's, no other work.
       id: 'cold-proxy',
-      label: 'bare proxy: node:http + one undici call (1 connection)',
+      label: `bare proxy: node:http + one undici call (${COLD})`,
       child: setup.bare,
       run: (seconds) =>
         runLoad({
           url: `${setup.bare.ready.proxyUrl}${WARM_PATH}`,
-          connections: 1,
+          connections: COLD_CONNECTIONS,
           seconds,
           recordLatencies: true,
         }),
     },
     {
       id: 'cold-platform',
-      label: 'direct platform call (1 connection)',
+      label: `direct platform call (${COLD})`,
       child: setup.upstreams,
       run: (seconds) =>
         runLoad({
@@ -230,7 +234,7 @@ function targetsOf(setup: BenchSetup): Target[] {
           method: 'POST',
           headers: setup.platformCall.headers,
           body: setup.platformCall.body,
-          connections: 1,
+          connections: COLD_CONNECTIONS,
           seconds,
           recordLatencies: true,
         }),
@@ -399,7 +403,7 @@ async function main(): Promise<void> {
     loadAverageAtStart: loadavg().map((value) => Math.round(value * 100) / 100),
   };
   log(
-    `gateway bench: ${ROUNDS} rounds × ${SECONDS} s per target, ${CONNECTIONS} connections for warm runs, 1 for cold runs`,
+    `gateway bench: ${ROUNDS} rounds × ${SECONDS} s per target, ${CONNECTIONS} connections for warm runs, ${COLD_CONNECTIONS} for cold runs`,
   );
   log(
     `machine: ${machine.cpus} × ${machine.cpuModel}, node ${machine.node}, load average ${machine.loadAverageAtStart.join(' ')}`,
@@ -618,6 +622,7 @@ async function main(): Promise<void> {
           toKoa: perRound(`koa-work-${micros}`, 'koa', ratio),
         })),
         cold: {
+          connections: COLD_CONNECTIONS,
           gatewayP50: medianOf('cold-gateway', (r) => r.p50Ms),
           gatewayP99: medianOf('cold-gateway', (r) => r.p99Ms),
           platformP50: medianOf('cold-platform', (r) => r.p50Ms),
