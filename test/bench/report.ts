@@ -106,6 +106,11 @@ const passOrMiss = (ok: boolean): 'PASS' | 'MISS' => (ok ? 'PASS' : 'MISS');
 /** A row given for context: a figure with no target of its own. */
 const context = (figure: string, measured: string): Verdict => ({ figure, measured, target: '', result: '' });
 
+/** "1 connection", "4 connections". */
+export function connectionsLabel(count: number): string {
+  return `${count} connection${count === 1 ? '' : 's'}`;
+}
+
 export function verdicts(f: BenchFigures): Verdict[] {
   const rows: Verdict[] = [
     { figure: 'Warm req/s, bare node:http (same bytes)', measured: rps(f.warmRps.node), target: '', result: '' },
@@ -214,7 +219,7 @@ export function verdicts(f: BenchFigures): Verdict[] {
       `${micros(f.cold.gatewayOverProxyCpuMicros)} (${micros(f.cold.gatewayCpuMicros)} vs ${micros(f.cold.proxyCpuMicros)})`,
     ),
     context(
-      `Cold throughput, ${f.cold.connections} connection${f.cold.connections === 1 ? '' : 's'}: gateway ÷ direct platform call`,
+      `Cold throughput, ${connectionsLabel(f.cold.connections)}: gateway ÷ direct platform call`,
       ratio(f.cold.throughputRatio),
     ),
     {

@@ -26,7 +26,7 @@ import {
   summarizeProfile,
   workPerRequest,
 } from './profileSummary.js';
-import { type BenchFigures, markdownTable, verdicts } from './report.js';
+import { type BenchFigures, connectionsLabel, markdownTable, verdicts } from './report.js';
 import { median, percentile, sumOfSamples } from './stats.js';
 
 /**
@@ -53,7 +53,7 @@ const ROUNDS = boundedInt(args.rounds, 1, 20, 'rounds');
 const SECONDS = boundedInt(args.seconds, 1, 30, 'seconds');
 const CONNECTIONS = boundedInt(args.connections, 1, 512, 'connections');
 const COLD_CONNECTIONS = boundedInt(args['cold-connections'], 1, 64, 'cold-connections');
-const COLD = `${COLD_CONNECTIONS} connection${COLD_CONNECTIONS === 1 ? '' : 's'}`;
+const COLD = connectionsLabel(COLD_CONNECTIONS);
 const WARMUP_SECONDS = 1;
 const COLLAPSE_CONCURRENCY = 100;
 const COLLAPSE_TRIALS = 5;
@@ -698,7 +698,7 @@ async function main(): Promise<void> {
         rounds: ROUNDS,
         secondsPerRun: SECONDS,
         warmConnections: CONNECTIONS,
-        coldConnections: 1,
+        coldConnections: COLD_CONNECTIONS,
         warmPath: WARM_PATH,
         rateLimit: BENCH_RATE_LIMIT,
         logLevel: 'info (plus one gateway at warn)',
