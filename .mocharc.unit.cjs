@@ -15,6 +15,7 @@ module.exports = {
     'test/limits/redisFailover.test.ts',
     'test/limits/redisLimiter.test.ts',
     'test/limits/redisStore.test.ts',
+    'test/redis/silentRedis.test.ts',
     'test/usage/sharedCeiling.test.ts',
     'test/usage/redisClusterUsage.test.ts',
     'test/usage/redisUsageBuffer.test.ts',

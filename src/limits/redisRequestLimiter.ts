@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { type RedisConnection, redisReady } from '../redis/connectRedis.js';
+import { type RedisConnection, redisReady, withinCommandTimeout } from '../redis/connectRedis.js';
 import { type FixedWindow, fixedWindowAt } from './fixedWindow.js';
 import { leaseSize, renewsAhead } from './leases.js';
 import { type LimitDecision, LimiterUnavailable, type ManagedRequestLimiter } from './requestLimiter.js';
@@ -122,7 +122,9 @@ export function createRedisRequestLimiter(options: RedisRequestLimiterOptions): 
       // Held units included: Redis must count those too after a restart.
       const known = taken.get(organizationId, windowIndex);
       const asked = waiting.length + lease;
-      [granted, count] = await redis.takeFromWindow(key, instanceId, known, requests, lifetimeMs, asked);
+      [granted, count] = await withinCommandTimeout(() =>
+        redis.takeFromWindow(key, instanceId, known, requests, lifetimeMs, asked),
+      );
     } catch (err: unknown) {
       // Debug only: the 503 is logged with this cause, and the connection logs the outage once.
       logger.debug({ err, organizationId }, 'request limit could not be checked: denying with 503');

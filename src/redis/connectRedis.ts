@@ -1,12 +1,25 @@
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisTarget } from '../config.js';
+import { withDeadline } from '../upstream/deadline.js';
 
 /** The gateway's one shared Redis connection: a single server (direct or through sentinels) or a cluster. */
 export type RedisConnection = Redis | Cluster;
 
 /** Every Redis call answers within this or fails: callers sit on the request path (a 503 beats a hang). */
 export const REDIS_COMMAND_TIMEOUT_MS = 200;
+
+/**
+ * A call on the request path: its answer, or a refusal REDIS_COMMAND_TIMEOUT_MS after it was
+ * made. ioredis's commandTimeout starts only when it writes the command, and auto-pipelining
+ * writes a command only once the pipeline out before it has settled: with a Redis that stopped
+ * answering, only after that pipeline's own timeout, so on its own it bounds a call at twice the
+ * timeout (measured: 503s after 390–400 ms in the first second of a SIGSTOPped Redis). The
+ * command is not withdrawn: it may still run later, as one ioredis timed out may.
+ */
+export function withinCommandTimeout<T>(call: () => Promise<T>): Promise<T> {
+  return withDeadline(REDIS_COMMAND_TIMEOUT_MS, call, 'redis command');
+}
 
 /** Reconnect (or ask the sentinels, or the cluster, again) soon, and every 500 ms at most once down. */
 const reconnectDelay = (attempt: number): number => Math.min(50 * attempt, 500);
@@ -17,7 +30,8 @@ const reconnectDelay = (attempt: number): number => Math.min(50 * attempt, 500);
  *   waiting for a reconnect (and then counting a request long answered);
  * - maxRetriesPerRequest 0 and no resend: commands in flight when the connection drops
  *   fail at once and are not replayed later;
- * - commandTimeout: a slow Redis fails the command; socketTimeout: a Redis that stops
+ * - commandTimeout: a slow Redis fails the command (callers on the request path bound
+ *   theirs from when they make it: withinCommandTimeout); socketTimeout: a Redis that stops
  *   answering altogether is dropped and reconnected;
  * - reconnect every ≤ 500 ms, so callers are served again within a second of Redis;
  * - auto-pipelining: the commands of one event-loop turn share one write, which is

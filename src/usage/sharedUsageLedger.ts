@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { UpstreamError } from '../errors.js';
 import { leaseSize, renewsAhead } from '../limits/leases.js';
 import { UNAVAILABLE_RETRY_AFTER_SECONDS } from '../limits/requestLimiter.js';
-import { type RedisConnection, redisReady } from '../redis/connectRedis.js';
+import { type RedisConnection, redisReady, withinCommandTimeout } from '../redis/connectRedis.js';
 import { sleep } from '../upstream/deadline.js';
 import { ceilingKey, defineCeilingScripts, markerKey } from './ceilingScripts.js';
 import { appendRun, type EpochRun, removeOne, takeFront } from './epochRuns.js';
@@ -263,12 +263,14 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
     let answer: [granted: number, room: number, roomLow: number, epoch: string];
     const claimId = randomUUID();
     try {
-      answer = await redis.claimCeiling(
-        ceilingKey(organizationId),
-        markerKey(organizationId, claimId),
-        String(periodEnd),
-        waiting.length + lease,
-        MARKER_LIFETIME_MS,
+      answer = await withinCommandTimeout(() =>
+        redis.claimCeiling(
+          ceilingKey(organizationId),
+          markerKey(organizationId, claimId),
+          String(periodEnd),
+          waiting.length + lease,
+          MARKER_LIFETIME_MS,
+        ),
       );
     } catch (err: unknown) {
       logger.debug({ err, organizationId }, 'usage ceiling could not be checked: refusing with 503');
@@ -367,7 +369,9 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
       if (closed || !redisReady(redis)) throw unavailable(closed ? 'closed' : 'not ready');
       let opened: [acknowledged: number, seq: number, epoch: string];
       try {
-        opened = await redis.openCeilingSnapshot(ceilingKey(organizationId), randomUUID(), UNSEEDED_LIFETIME_MS);
+        opened = await withinCommandTimeout(() =>
+          redis.openCeilingSnapshot(ceilingKey(organizationId), randomUUID(), UNSEEDED_LIFETIME_MS),
+        );
       } catch (err: unknown) {
         throw unavailable(err);
       }
@@ -378,16 +382,19 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
           const periodEnd = usage.periodEnd.getTime();
           let closedWith: [written: number, maybeIncluded: number, room: number];
           try {
-            closedWith = await redis.closeCeilingSnapshot(
-              ceilingKey(organizationId),
-              epoch,
-              seq,
-              surelyIncluded,
-              periodEnd,
-              usage.used,
-              usage.ceiling,
-              randomUUID(),
-              periodEnd + PERIOD_END_MARGIN_MS,
+            const { ceiling, used } = usage;
+            closedWith = await withinCommandTimeout(() =>
+              redis.closeCeilingSnapshot(
+                ceilingKey(organizationId),
+                epoch,
+                seq,
+                surelyIncluded,
+                periodEnd,
+                used,
+                ceiling,
+                randomUUID(),
+                periodEnd + PERIOD_END_MARGIN_MS,
+              ),
             );
           } catch (err: unknown) {
             throw unavailable(err);
@@ -433,7 +440,9 @@ export function createSharedUsageLedger(options: SharedUsageLedgerOptions): Usag
     async settled(organizationId, timeoutMs) {
       const until = now() + timeoutMs;
       while (now() < until) {
-        const inDoubt = await redis.hget(ceilingKey(organizationId), 'inDoubt').catch(() => null);
+        const inDoubt = await withinCommandTimeout(() => redis.hget(ceilingKey(organizationId), 'inDoubt')).catch(
+          () => null,
+        );
         if (inDoubt === null || Number(inDoubt) <= 0) return;
         await sleep(SETTLED_POLL_MS);
       }
