@@ -11,6 +11,7 @@ module.exports = {
     'test/lifecycle/shutdownProcess.test.ts',
     'test/lifecycle/startupFailures.test.ts',
     'test/local/keysCli.test.ts',
+    'test/telemetry/tracing.test.ts',
     'test/limits/redisCluster.test.ts',
     'test/limits/redisFailover.test.ts',
     'test/limits/redisLimiter.test.ts',
