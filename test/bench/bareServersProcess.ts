@@ -1,7 +1,10 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { GraphQLClient } from 'graphql-request';
 import Koa from 'koa';
 import { Agent, request } from 'undici';
+import { platformFetch } from '../../src/platform/platformFetch.js';
+import { createUpstreamHttp } from '../../src/upstream/upstreamHttp.js';
 import {
   answerMemory,
   type BareServersReady,
@@ -65,6 +68,22 @@ function bareProxy(call: PlatformCall): Server {
   });
 }
 
+/**
+ * The stack's proxy: the same platform call made the way the gateway makes it (graphql-request
+ * over the gateway's own undici fetch), answered by Koa as `{ data }`. Nothing else either: it
+ * is the floor of a cache miss on this stack, where the bare proxy is the floor on any stack.
+ */
+function stackProxy(call: PlatformCall): Server {
+  const { query, variables } = JSON.parse(call.body) as { query: string; variables: Record<string, unknown> };
+  const http = createUpstreamHttp({ timeoutMs: 5000 });
+  const app = new Koa();
+  app.use(async (ctx) => {
+    const client = new GraphQLClient(call.url, { headers: call.headers, fetch: platformFetch(http) });
+    ctx.body = { data: await client.request<unknown>({ document: query, variables }) };
+  });
+  return createServer(app.callback());
+}
+
 async function serve(body: string, contentType: string, platformCall: PlatformCall): Promise<BareServersReady> {
   const bytes = Buffer.from(body);
   const nodeServer = createServer((_req, res) => {
@@ -77,10 +96,11 @@ async function serve(body: string, contentType: string, platformCall: PlatformCa
     ctx.body = body;
   });
   const koaServer = createServer(koa.callback());
-  const [nodeUrl, koaUrl, proxyUrl] = await Promise.all([
+  const [nodeUrl, koaUrl, proxyUrl, stackProxyUrl] = await Promise.all([
     listen(nodeServer),
     listen(koaServer),
     listen(bareProxy(platformCall)),
+    listen(stackProxy(platformCall)),
   ]);
   const koaWithWorkUrls: Record<number, string> = {};
   for (const micros of CALIBRATION_WORK_MICROS) {
@@ -92,7 +112,7 @@ async function serve(body: string, contentType: string, platformCall: PlatformCa
     });
     koaWithWorkUrls[micros] = await listen(createServer(app.callback()));
   }
-  return { type: 'ready', nodeUrl, koaUrl, koaWithWorkUrls, proxyUrl };
+  return { type: 'ready', nodeUrl, koaUrl, koaWithWorkUrls, proxyUrl, stackProxyUrl };
 }
 
 process.on('message', (message: unknown) => {

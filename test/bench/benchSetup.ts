@@ -184,8 +184,8 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
       }),
     };
 
-    // The bare proxy makes the very call the direct platform row makes, so it starts with it.
-    log('starting the bare node:http and Koa servers with the same bytes, and the bare proxy…');
+    // The proxies make the very call the direct platform row makes, so they start with it.
+    log('starting the bare node:http and Koa servers with the same bytes, and the bare and stack proxies…');
     const bare = await startBenchChild<BareServersReady>({
       name: 'bare servers',
       module: './bareServersProcess.ts',
@@ -201,9 +201,14 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
         throw new Error(`${url} does not serve the gateway's bytes and content type`);
       }
     }
-    const proxied = await get(`${bare.ready.proxyUrl}${WARM_PATH}`);
-    if (proxied.status !== 200 || !proxied.body.includes('"data"')) {
-      throw new Error(`the bare proxy answered ${proxied.status}: ${proxied.body.slice(0, 300)}`);
+    for (const [name, url] of [
+      ['bare proxy', bare.ready.proxyUrl],
+      ['stack proxy', bare.ready.stackProxyUrl],
+    ]) {
+      const proxied = await get(`${url}${WARM_PATH}`);
+      if (proxied.status !== 200 || !proxied.body.includes('"data"')) {
+        throw new Error(`the ${name} answered ${proxied.status}: ${proxied.body.slice(0, 300)}`);
+      }
     }
 
     return {

@@ -36,6 +36,8 @@ export interface BareServersReady {
    * gateway's own platform call, made through undici (the cold floor: two HTTP exchanges, no other work).
    */
   readonly proxyUrl: string;
+  /** The stack's proxy: Koa answering with graphql-request's result of that same call (the cold floor on this stack). */
+  readonly stackProxyUrl: string;
 }
 
 /** One platform call, as the gateway sends it for the bench's URL. */

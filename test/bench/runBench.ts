@@ -26,7 +26,7 @@ import {
   summarizeProfile,
   workPerRequest,
 } from './profileSummary.js';
-import { type BenchFigures, connectionsLabel, markdownTable, verdicts } from './report.js';
+import { type BenchFigures, type ColdFloor, connectionsLabel, markdownTable, verdicts } from './report.js';
 import { median, percentile, sumOfSamples } from './stats.js';
 
 /**
@@ -74,6 +74,7 @@ type TargetId =
   | 'gateway-tsx'
   | 'cold-gateway'
   | 'cold-proxy'
+  | 'cold-stack'
   | 'cold-platform';
 
 interface Target {
@@ -195,6 +196,14 @@ function targetsOf(setup: BenchSetup): Target[] {
       ),
     );
   }
+  /** A proxy of the bare servers' process, loaded as the cold gateway is. */
+  const coldFloor = (id: TargetId, name: string, url: string): Target => ({
+    id,
+    label: `${name} (${COLD})`,
+    child: setup.bare,
+    run: (seconds) =>
+      runLoad({ url: `${url}${WARM_PATH}`, connections: COLD_CONNECTIONS, seconds, recordLatencies: true }),
+  });
   // Cold: one connection by default, so each figure is the time of one call, not of a queue;
   // --cold-connections shows what the CPU per miss becomes when calls overlap.
   targets.push(
@@ -211,19 +220,10 @@ function targetsOf(setup: BenchSetup): Target[] {
           recordLatencies: true,
         }),
     },
-    {
-      // The floor of a cold request: the same two HTTP exchanges as the gateway's, no other work.
-      id: 'cold-proxy',
-      label: `bare proxy: node:http + one undici call (${COLD})`,
-      child: setup.bare,
-      run: (seconds) =>
-        runLoad({
-          url: `${setup.bare.ready.proxyUrl}${WARM_PATH}`,
-          connections: COLD_CONNECTIONS,
-          seconds,
-          recordLatencies: true,
-        }),
-    },
+    // The floors of a cold request: the same two HTTP exchanges as the gateway's and no other
+    // work; then the same on the gateway's stack (Koa, graphql-request over the same client).
+    coldFloor('cold-proxy', 'bare proxy: node:http + one undici call', setup.bare.ready.proxyUrl),
+    coldFloor('cold-stack', 'stack proxy: Koa + graphql-request', setup.bare.ready.stackProxyUrl),
     {
       id: 'cold-platform',
       label: `direct platform call (${COLD})`,
@@ -536,9 +536,16 @@ async function main(): Promise<void> {
         ? undefined
         : x.cpuMicrosPerRequest - y.cpuMicrosPerRequest;
     const optionalMedian = (value: number) => (Number.isNaN(value) ? null : value);
-    const complete = ['node', 'koa', 'gateway', 'gateway-warn', 'cold-gateway', 'cold-proxy', 'cold-platform'].every(
-      (id) => of(id as TargetId).length > 0,
-    );
+    const complete = [
+      'node',
+      'koa',
+      'gateway',
+      'gateway-warn',
+      'cold-gateway',
+      'cold-proxy',
+      'cold-stack',
+      'cold-platform',
+    ].every((id) => of(id as TargetId).length > 0);
 
     log('\nmedians over the rounds:');
     for (const target of targets) {
@@ -573,14 +580,15 @@ async function main(): Promise<void> {
         `  gateway − gateway with tracing compiled out: ${tracingHooksCpuMicros.toFixed(1)} µs of server CPU per request (median of per-round differences)`,
       );
     // The cold rows side by side: what each adds to the direct platform call, and what the
-    // gateway adds to the bare proxy (its own work per miss, past the floor of two exchanges).
+    // gateway adds to the stack proxy (its own work per miss, past the floor of its stack).
     const signed = (value: number, digits: number) => `${value >= 0 ? '+' : ''}${value.toFixed(digits)}`;
     const p50Difference = (x: RunRecord, y: RunRecord) => (x.p50Ms ?? NaN) - (y.p50Ms ?? NaN);
     const cpuRatio = (x: RunRecord, y: RunRecord) => (x.cpuMicrosPerRequest ?? NaN) / (y.cpuMicrosPerRequest ?? NaN);
     const coldPairs: Array<[TargetId, TargetId, string]> = [
       ['cold-gateway', 'cold-platform', 'gateway − direct platform call'],
       ['cold-proxy', 'cold-platform', 'bare proxy − direct platform call'],
-      ['cold-gateway', 'cold-proxy', 'gateway − bare proxy'],
+      ['cold-stack', 'cold-platform', 'stack proxy − direct platform call'],
+      ['cold-gateway', 'cold-stack', 'gateway − stack proxy'],
     ];
     for (const [a, b, name] of coldPairs) {
       if (of(a).length === 0 || of(b).length === 0) continue;
@@ -591,6 +599,13 @@ async function main(): Promise<void> {
         `  cold, ${name}: p50 ${signed(addedP50, 3)} ms, server CPU ${signed(addedCpu, 0)} µs per request (${cpuTimes.toFixed(2)} ×) (medians of per-round figures)`,
       );
     }
+
+    const coldFloor = (id: TargetId): ColdFloor => ({
+      p50: medianOf(id, (r) => r.p50Ms),
+      cpuMicros: medianOf(id, (r) => r.cpuMicrosPerRequest),
+      addedP50: perRound(id, 'cold-platform', p50Difference),
+      cpuRatio: perRound(id, 'cold-platform', cpuRatio),
+    });
 
     let figures: BenchFigures | null = null;
     if (complete) {
@@ -633,12 +648,10 @@ async function main(): Promise<void> {
           platformCpuMicros: medianOf('cold-platform', (r) => r.cpuMicrosPerRequest),
           cpuRatio: perRound('cold-gateway', 'cold-platform', cpuRatio),
           throughputRatio: perRound('cold-gateway', 'cold-platform', ratio),
-          proxyP50: medianOf('cold-proxy', (r) => r.p50Ms),
-          proxyCpuMicros: medianOf('cold-proxy', (r) => r.cpuMicrosPerRequest),
-          proxyAddedP50: perRound('cold-proxy', 'cold-platform', p50Difference),
-          proxyCpuRatio: perRound('cold-proxy', 'cold-platform', cpuRatio),
-          gatewayOverProxyCpuMicros: perRound('cold-gateway', 'cold-proxy', cpuDifference),
-          gatewayOverProxyP50: perRound('cold-gateway', 'cold-proxy', p50Difference),
+          proxy: coldFloor('cold-proxy'),
+          stack: coldFloor('cold-stack'),
+          gatewayOverStackCpuMicros: perRound('cold-gateway', 'cold-stack', cpuDifference),
+          gatewayOverStackP50: perRound('cold-gateway', 'cold-stack', p50Difference),
         },
         collapse: {
           trials: collapse.trials,
