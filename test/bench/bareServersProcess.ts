@@ -75,6 +75,7 @@ function bareProxy(call: PlatformCall): Server {
  */
 function stackProxy(call: PlatformCall): Server {
   const { query, variables } = JSON.parse(call.body) as { query: string; variables: Record<string, unknown> };
+  // UPSTREAM_TIMEOUT_MS's default: the bound of a call that never comes near it here.
   const http = createUpstreamHttp({ timeoutMs: 5000 });
   const app = new Koa();
   app.use(async (ctx) => {
