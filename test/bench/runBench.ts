@@ -197,7 +197,7 @@ function targetsOf(setup: BenchSetup): Target[] {
     );
   }
   /** A proxy of the bare servers' process, loaded as the cold gateway is. */
-  const coldFloor = (id: TargetId, name: string, url: string): Target => ({
+  const coldFloorTarget = (id: TargetId, name: string, url: string): Target => ({
     id,
     label: `${name} (${COLD})`,
     child: setup.bare,
@@ -222,8 +222,8 @@ function targetsOf(setup: BenchSetup): Target[] {
     },
     // The floors of a cold request: the same two HTTP exchanges as the gateway's and no other
     // work; then the same on the gateway's stack (Koa, graphql-request over the same client).
-    coldFloor('cold-proxy', 'bare proxy: node:http + one undici call', setup.bare.ready.proxyUrl),
-    coldFloor('cold-stack', 'stack proxy: Koa + graphql-request', setup.bare.ready.stackProxyUrl),
+    coldFloorTarget('cold-proxy', 'bare proxy: node:http + one undici call', setup.bare.ready.proxyUrl),
+    coldFloorTarget('cold-stack', 'stack proxy: Koa + graphql-request', setup.bare.ready.stackProxyUrl),
     {
       id: 'cold-platform',
       label: `direct platform call (${COLD})`,
