@@ -91,7 +91,7 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
     }
     const requestId = randomUUID();
     const rejection = envelopeOf(rejectionCode(err, settings.maxUrlBytes), requestId);
-    socket.end(rawResponse(rejection));
+    endThenDestroy(socket, rawResponse(rejection));
     reportRejection(options, refusals, requestId, 'unknown', rejection.status, err.code ?? 'parse_error');
   });
   return server;
@@ -178,6 +178,22 @@ function requestLineOverflows(rawPacket: Buffer | undefined, maxUrlBytes: number
   if (!/^[A-Z]+ /.test(head)) return false;
   const lineEnd = head.indexOf('\r\n');
   return lineEnd === -1 || lineEnd > maxUrlBytes;
+}
+
+/**
+ * How long a connection answered with an error may linger before it is destroyed. Ending alone
+ * only half-closes it: a client that never closes its side would keep its slot under
+ * MAX_CONNECTIONS for ever. Destroying at once could reset the connection before the client
+ * read its answer when it sent more than the server read; a short grace lets the answer land.
+ */
+export const ERROR_CLOSE_GRACE_MS = 500;
+
+/** Sends the last bytes of a connection, then destroys it once the grace has passed. */
+export function endThenDestroy(socket: Duplex, bytes: string | Buffer): void {
+  socket.end(bytes);
+  const timer = setTimeout(() => socket.destroy(), ERROR_CLOSE_GRACE_MS);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
 }
 
 /** A keep-alive socket may carry a response still being written (Node's own check). */

@@ -25,6 +25,8 @@ export interface FakeKeyService {
   refuseUsage(status: number | null): void;
   /** Every GET /v1/events, with the Last-Event-ID it carried. */
   readonly streamRequests: Array<{ lastEventId: string | undefined }>;
+  /** Makes each verify answer after this many milliseconds (0: at once). */
+  setVerifyDelay(ms: number): void;
   /** Sets what verify answers for this key's hash. */
   setAnswer(key: string, answer: VerifyAnswerJson): void;
   /** Revokes the key (revokedAt set, nothing else) and announces it on the stream. */
@@ -57,6 +59,7 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
   let streamRefusal: number | null = null;
   let usageRefusal: number | null = null;
   let usageDuplicates = 0;
+  let verifyDelayMs = 0;
 
   const server = createServer((req, res) => {
     void handle(req, res);
@@ -78,6 +81,7 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
       const keyHash = isRecord(body) ? body.keyHash : undefined;
       if (typeof keyHash !== 'string' || !/^[0-9a-f]{64}$/.test(keyHash))
         return json(res, 400, { error: 'invalid_request' });
+      if (verifyDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, verifyDelayMs));
       const answer = answers.get(keyHash);
       return answer ? json(res, 200, answer) : json(res, 404, { error: 'unknown_key' });
     }
@@ -143,6 +147,9 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
       usageRefusal = status;
     },
     streamRequests,
+    setVerifyDelay(ms) {
+      verifyDelayMs = ms;
+    },
     setAnswer(key, answer) {
       answers.set(keyHashOf(key), answer);
     },
