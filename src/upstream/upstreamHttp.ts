@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate } from 'node:zlib';
-import { type Dispatcher, getGlobalDispatcher, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import { withDeadline } from './deadline.js';
 
 /** One call to an upstream: a small request body out, the whole answer back as text. */
@@ -56,8 +56,26 @@ const DECODERS: Readonly<Record<string, (bytes: Buffer) => Promise<Buffer>>> = {
 };
 
 /**
- * Every upstream call goes through undici, on its global Agent: pooled keep-alive
- * connections per origin, one pool for every client of the process. A call whose answer is
+ * The process's one pool of upstream connections: an Agent of the undici package the gateway
+ * depends on, handed to every call, never the process-global dispatcher. That one belongs to
+ * whoever sets it first: on Node 22 importing node:http installs Node's bundled undici 6,
+ * which does not understand the handlers of undici 7 that `send` gives it.
+ */
+let upstreamDispatcher: Dispatcher = new Agent();
+
+/**
+ * Sends every upstream call, from now on, through `dispatcher` (tests: nock for made-up hosts;
+ * the bench: undici's MockAgent). Returns the dispatcher it replaces, to put back.
+ */
+export function routeUpstreamCalls(dispatcher: Dispatcher): Dispatcher {
+  const previous = upstreamDispatcher;
+  upstreamDispatcher = dispatcher;
+  return previous;
+}
+
+/**
+ * Every upstream call goes through undici, on the pool above: keep-alive connections per
+ * origin, shared by every client of the process. A call whose answer is
  * read whole (`send`) uses the Dispatcher API with a handler that keeps the chunks; the
  * event stream (`open`) uses the request API, whose body is a Node stream. No web streams.
  * (undici's decompress interceptor would decode answers too, but it is marked experimental
@@ -75,7 +93,7 @@ export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp
       // The deadline answers the caller; undici's own timeouts (no AbortController per
       // call) then end a connection that stays silent, and a late answer is still read
       // to its end so that its connection returns to the pool.
-      const answer = dispatchWhole(getGlobalDispatcher(), {
+      const answer = dispatchWhole(upstreamDispatcher, {
         origin: target.origin,
         path: `${target.pathname}${target.search}`,
         method: call.method,
@@ -88,7 +106,7 @@ export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp
     },
 
     open(url, headers, signal) {
-      return request(url, { method: 'GET', headers, signal });
+      return request(url, { method: 'GET', headers, signal, dispatcher: upstreamDispatcher });
     },
   };
 }

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { getGlobalDispatcher, MockAgent, setGlobalDispatcher } from 'undici';
+import { MockAgent } from 'undici';
 import { KeywordsDocument } from '../../src/generated/graphql.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
-import { createUpstreamHttp } from '../../src/upstream/upstreamHttp.js';
+import { createUpstreamHttp, routeUpstreamCalls } from '../../src/upstream/upstreamHttp.js';
 import { startBenchChild } from './benchChild.js';
 import { WARM_VARIABLES } from './benchSetup.js';
 import type { UpstreamsReady } from './childMessages.js';
@@ -103,12 +103,11 @@ async function main(): Promise<void> {
       .intercept({ path: target.pathname, method: 'POST' })
       .reply(recorded.status, recorded.text, { headers: { 'content-type': 'application/json; charset=utf-8' } })
       .persist();
-    const network = getGlobalDispatcher();
-    setGlobalDispatcher(mock);
+    const network = routeUpstreamCalls(mock);
     try {
       await measure("the platform's answer from undici's MockAgent (no socket):", calls);
     } finally {
-      setGlobalDispatcher(network);
+      routeUpstreamCalls(network);
       await mock.close();
     }
   } finally {

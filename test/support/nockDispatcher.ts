@@ -3,7 +3,7 @@ import { Dispatcher } from 'undici';
 
 /**
  * nock intercepts node:http and the global fetch, not undici's `request`, which the
- * upstream clients use. This undici dispatcher, installed as the global one for the test
+ * upstream clients use. This undici dispatcher, installed as the clients' one for the test
  * run (nockPolicy.ts), sends calls to the tests' made-up upstream hosts (platform.test,
  * keys.test, ...) through node:http, where nock answers them, and calls to loopback
  * (in-test servers) through undici's own Agent, so those tests exercise undici itself.

@@ -1,6 +1,7 @@
 import Mocha, { type Context, type RootHookObject } from 'mocha';
 import nock from 'nock';
-import { Agent, setGlobalDispatcher } from 'undici';
+import { Agent } from 'undici';
+import { routeUpstreamCalls } from '../../src/upstream/upstreamHttp.js';
 import { NockDispatcher } from './nockDispatcher.js';
 
 /**
@@ -17,7 +18,7 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 // Before any test file runs: upstream calls to made-up hosts reach nock (see NockDispatcher).
-setGlobalDispatcher(new NockDispatcher(new Agent()));
+routeUpstreamCalls(new NockDispatcher(new Agent()));
 
 export const mochaHooks: RootHookObject = {
   beforeEach() {

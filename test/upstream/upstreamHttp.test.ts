@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
+import { Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import { platformFetch } from '../../src/platform/platformFetch.js';
 import { DeadlineError } from '../../src/upstream/deadline.js';
 import { AnswerTooLargeError, createUpstreamHttp, MAX_ANSWER_BYTES } from '../../src/upstream/upstreamHttp.js';
@@ -55,6 +56,28 @@ describe('upstream HTTP (undici)', () => {
     assert.equal(answer.status, 429);
     assert.equal(answer.headers['retry-after'], '7');
     assert.equal(answer.text, '{"errors":[{"message":"slow down"}]}');
+  });
+
+  it("never goes through the process-global dispatcher (on Node 22 that is Node's own undici)", async () => {
+    class Refusing extends Dispatcher {
+      calls = 0;
+      override dispatch(): boolean {
+        this.calls += 1;
+        throw new Error('the global dispatcher was used');
+      }
+    }
+    const refusing = new Refusing();
+    const previous = getGlobalDispatcher();
+    setGlobalDispatcher(refusing);
+    try {
+      handler = (_req, _body, res) => res.end('ok');
+      const answer = await http.send(`${server.url}/graphql`, POST);
+      const stream = await http.open(`${server.url}/events`, {}, new AbortController().signal);
+      await stream.body.text();
+      assert.deepEqual([answer.status, answer.text, stream.statusCode, refusing.calls], [200, 'ok', 200, 0]);
+    } finally {
+      setGlobalDispatcher(previous);
+    }
   });
 
   for (const [encoding, encode] of [
