@@ -27,8 +27,9 @@ export const ERROR_CODES = Object.keys(STATUS_BY_CODE) as [ErrorCode, ...ErrorCo
 
 /**
  * Every `reason` the gateway sends, with the one code it refines. Closed: an ApiError
- * cannot carry a reason missing here, so the document's enums (generated from this
- * map) list every value a consumer can meet.
+ * cannot carry a reason missing here, and carries one always, so the document's enums
+ * (generated from this map) list every value a consumer can meet. A 429 is the caller's
+ * own excess; a 503 is the gateway's own unavailability.
  */
 export const CODE_BY_REASON = Object.freeze({
   missing_key: 'UNAUTHORIZED',
@@ -43,15 +44,27 @@ export const CODE_BY_REASON = Object.freeze({
   plan_not_eligible: 'FORBIDDEN',
   usage_ceiling_reached: 'FORBIDDEN',
   unknown_key_budget_spent: 'RATE_LIMITED',
+  request_limit_reached: 'RATE_LIMITED',
+  concurrency_share_exceeded: 'RATE_LIMITED',
+  unreadable_request: 'BAD_REQUEST',
   site_missing: 'BAD_REQUEST',
   site_repeated: 'BAD_REQUEST',
   site_too_long: 'BAD_REQUEST',
   site_ambiguous: 'BAD_REQUEST',
   site_not_found: 'NOT_FOUND',
   route_not_found: 'NOT_FOUND',
+  method_not_allowed: 'METHOD_NOT_ALLOWED',
+  request_timeout: 'REQUEST_TIMEOUT',
+  uri_too_long: 'URI_TOO_LONG',
+  headers_too_large: 'HEADERS_TOO_LARGE',
+  internal_error: 'INTERNAL',
+  platform_failed: 'UPSTREAM_ERROR',
+  platform_timeout: 'UPSTREAM_TIMEOUT',
   key_service_unavailable: 'SERVICE_UNAVAILABLE',
   limiter_unavailable: 'SERVICE_UNAVAILABLE',
   not_ready: 'SERVICE_UNAVAILABLE',
+  platform_busy: 'SERVICE_UNAVAILABLE',
+  shutting_down: 'SERVICE_UNAVAILABLE',
 } as const satisfies Record<string, ErrorCode>);
 
 export type ErrorReason = keyof typeof CODE_BY_REASON;
@@ -63,24 +76,29 @@ export function reasonsOf(code: ErrorCode): ErrorReason[] {
   return ERROR_REASONS.filter((reason) => CODE_BY_REASON[reason] === code);
 }
 
-export interface ApiErrorOptions {
+/** The reasons that refine `code`. */
+export type ReasonOf<C extends ErrorCode> = {
+  [R in ErrorReason]: (typeof CODE_BY_REASON)[R] extends C ? R : never;
+}[ErrorReason];
+
+export interface ApiErrorOptions<C extends ErrorCode = ErrorCode> {
   /** A stable, machine-readable refinement of the code (e.g. `expired_key`). */
-  reason?: ErrorReason;
+  reason: ReasonOf<C>;
   /** Response headers that belong to this failure (Retry-After, Allow, WWW-Authenticate). */
   headers?: Record<string, string>;
   cause?: unknown;
 }
 
 /** A failure whose code and message are safe to show to the consumer. */
-export class ApiError extends Error {
+export class ApiError<out C extends ErrorCode = ErrorCode> extends Error {
   readonly status: number;
-  readonly reason: ErrorReason | undefined;
+  readonly reason: ErrorReason;
   readonly headers: Readonly<Record<string, string>>;
 
   constructor(
-    readonly code: ErrorCode,
+    readonly code: C,
     message: string,
-    options: ApiErrorOptions = {},
+    options: ApiErrorOptions<C>,
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ApiError';
@@ -120,7 +138,7 @@ const DEFAULT_RETRY_AFTER_SECONDS = 5;
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   if (err instanceof UpstreamError) return fromUpstreamError(err);
-  return new ApiError('INTERNAL', 'An internal error occurred.', { cause: err });
+  return new ApiError('INTERNAL', 'An internal error occurred.', { reason: 'internal_error', cause: err });
 }
 
 function fromUpstreamError(err: UpstreamError): ApiError {
@@ -135,14 +153,21 @@ function fromUpstreamError(err: UpstreamError): ApiError {
   }
   switch (err.failure) {
     case 'timeout':
-      return new ApiError('UPSTREAM_TIMEOUT', 'The data source did not answer in time.', { cause: err });
+      return new ApiError('UPSTREAM_TIMEOUT', 'The data source did not answer in time.', {
+        reason: 'platform_timeout',
+        cause: err,
+      });
     case 'throttled':
       return new ApiError('SERVICE_UNAVAILABLE', 'The data source is busy. Retry later.', {
+        reason: 'platform_busy',
         headers: { 'Retry-After': retryAfter },
         cause: err,
       });
     case 'unreachable':
     case 'bad_answer':
-      return new ApiError('UPSTREAM_ERROR', 'The data source failed to answer.', { cause: err });
+      return new ApiError('UPSTREAM_ERROR', 'The data source failed to answer.', {
+        reason: 'platform_failed',
+        cause: err,
+      });
   }
 }

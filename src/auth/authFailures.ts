@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.js';
+import { ApiError, CODE_BY_REASON, type ErrorCode } from '../errors.js';
 
 /**
  * Every refusal the authentication stage answers with, one stable `reason` each.
@@ -36,13 +36,6 @@ const MESSAGES: Readonly<Record<AuthFailureReason, string>> = {
   unknown_key_budget_spent: 'Too many unknown API keys were presented from this address. Retry later with a valid key.',
 };
 
-const FORBIDDEN_REASONS: ReadonlySet<AuthFailureReason> = new Set([
-  'not_an_api_key',
-  'missing_permission',
-  'plan_not_eligible',
-  'usage_ceiling_reached',
-]);
-
 /**
  * The refusal for a reason: 429 once an address spent its budget of unknown keys (retry
  * after the given seconds), 403 for a known caller who may not pass, else 401 with a
@@ -55,6 +48,7 @@ export function authFailure(reason: AuthFailureReason, retryAfterSeconds?: numbe
       headers: { 'Retry-After': String(retryAfterSeconds ?? 1) },
     });
   }
-  if (FORBIDDEN_REASONS.has(reason)) return new ApiError('FORBIDDEN', MESSAGES[reason], { reason });
-  return new ApiError('UNAUTHORIZED', MESSAGES[reason], { reason, headers: { 'WWW-Authenticate': 'Bearer' } });
+  const code: ErrorCode = CODE_BY_REASON[reason];
+  if (code === 'FORBIDDEN') return new ApiError<ErrorCode>(code, MESSAGES[reason], { reason });
+  return new ApiError<ErrorCode>(code, MESSAGES[reason], { reason, headers: { 'WWW-Authenticate': 'Bearer' } });
 }

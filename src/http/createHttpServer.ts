@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { DEFAULT_KEEP_ALIVE_TIMEOUT_MS } from '../config.js';
 import { failureBody } from '../envelope.js';
-import { ApiError, type ErrorCode } from '../errors.js';
+import { ApiError, type ReasonOf } from '../errors.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { createRefusalLog, type RefusalLog } from './refusalLog.js';
 import { isWellFormedRequestId } from './requestId.js';
@@ -98,7 +98,7 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
 }
 
 /** What a request the parser refused was guilty of. */
-function rejectionCode(err: ClientError, maxUrlBytes: number): ErrorCode {
+function rejectionCode(err: ClientError, maxUrlBytes: number): RejectionCode {
   switch (err.code) {
     case 'ERR_HTTP_REQUEST_TIMEOUT':
     case 'HPE_REQUEST_TIMEOUT':
@@ -110,12 +110,14 @@ function rejectionCode(err: ClientError, maxUrlBytes: number): ErrorCode {
   }
 }
 
-const MESSAGES: Partial<Record<ErrorCode, string>> = {
-  URI_TOO_LONG: 'The request URL is too long.',
-  HEADERS_TOO_LARGE: 'The request headers are too large.',
-  BAD_REQUEST: 'The request could not be read.',
-  REQUEST_TIMEOUT: 'The request was not received in time.',
-  SERVICE_UNAVAILABLE: 'This instance is shutting down. Retry the request.',
+type RejectionCode = 'URI_TOO_LONG' | 'HEADERS_TOO_LARGE' | 'BAD_REQUEST' | 'REQUEST_TIMEOUT' | 'SERVICE_UNAVAILABLE';
+
+const REJECTIONS: { [C in RejectionCode]: { reason: ReasonOf<C>; message: string } } = {
+  URI_TOO_LONG: { reason: 'uri_too_long', message: 'The request URL is too long.' },
+  HEADERS_TOO_LARGE: { reason: 'headers_too_large', message: 'The request headers are too large.' },
+  BAD_REQUEST: { reason: 'unreadable_request', message: 'The request could not be read.' },
+  REQUEST_TIMEOUT: { reason: 'request_timeout', message: 'The request was not received in time.' },
+  SERVICE_UNAVAILABLE: { reason: 'shutting_down', message: 'This instance is shutting down. Retry the request.' },
 };
 
 /** Another instance takes the retry at once: the shortest wait HTTP can express. */
@@ -144,8 +146,9 @@ interface Rejection {
   body: string;
 }
 
-function envelopeOf(code: ErrorCode, requestId: string): Rejection {
-  const error = new ApiError(code, MESSAGES[code] ?? 'The request could not be read.');
+function envelopeOf(code: RejectionCode, requestId: string): Rejection {
+  const { reason, message } = REJECTIONS[code];
+  const error = new ApiError<RejectionCode>(code, message, { reason });
   const body = JSON.stringify(failureBody(error, requestId));
   return {
     status: error.status,

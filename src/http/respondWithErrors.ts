@@ -21,7 +21,7 @@ export function respondWithError(ctx: ParameterizedContext<AppState>, err: unkno
     );
   }
   ctx.status = apiError.status;
-  if (apiError.reason !== undefined) ctx.state.refusal = apiError.reason;
+  ctx.state.refusal = apiError.reason;
   for (const [name, value] of Object.entries(apiError.headers)) ctx.set(name, value);
   ctx.type = 'application/json';
   ctx.body = failureBody(apiError, ctx.state.requestId);
@@ -47,7 +47,10 @@ function fromKoaError(err: unknown): unknown {
   if (typeof err === 'object' && err !== null && 'status' in err && 'expose' in err) {
     const status = Number((err as { status: unknown }).status);
     if ((err as { expose: unknown }).expose === true && status >= 400 && status < 500) {
-      return new ApiError('BAD_REQUEST', 'The request could not be read.', { cause: err });
+      return new ApiError('BAD_REQUEST', 'The request could not be read.', {
+        reason: 'unreadable_request',
+        cause: err,
+      });
     }
   }
   return err;

@@ -11,7 +11,10 @@ export const ALLOW = 'GET, HEAD';
  * before authentication: it says nothing about any organization.
  */
 export function methodNotAllowed(): ApiError {
-  return new ApiError('METHOD_NOT_ALLOWED', 'This method is not allowed here; use GET.', { headers: { Allow: ALLOW } });
+  return new ApiError('METHOD_NOT_ALLOWED', 'This method is not allowed here; use GET.', {
+    reason: 'method_not_allowed',
+    headers: { Allow: ALLOW },
+  });
 }
 
 /**

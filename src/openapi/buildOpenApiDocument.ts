@@ -172,11 +172,25 @@ const DESCRIPTION = [
     'or as `X-API-Key: <key>`. Never put a key in a URL: such a request is refused and the key should be rotated.',
   '',
   'Every answer is JSON in the envelope `{ data, meta, errors }`. A failure has `data: null`, ' +
-    '`meta.requestId`, and `errors: [{ code, message, reason? }]`. Every answer carries `X-Request-Id`; ' +
+    '`meta.requestId`, and `errors: [{ code, message, reason }]`: `reason` is a stable refinement of the code ' +
+    "(the `ErrorReason` schema lists them all). A 429 is always your own excess; a 503 is the gateway's own " +
+    'unavailability. Every answer carries `X-Request-Id`; ' +
     'send your own (1 to 128 of `A-Z a-z 0-9 . _ : -`) to follow a request through.',
   '',
   'Answers to authenticated requests carry `RateLimit-Policy` and `RateLimit`; beyond the limit the answer is ' +
-    '429 with `Retry-After`. Each successful call (200 or 304) counts toward usage.',
+    '429 `request_limit_reached` with `Retry-After`. Each successful call (200 or 304) counts toward usage.',
+  '',
+  '**Concurrency.** Each gateway instance runs a bounded number of calls to the data source at once, shared ' +
+    'between organizations: an organization alone may use all of it; when several wait, free places go to them ' +
+    'in turn, so a quiet organization waits about one data-source answer behind a busy one. A call waits for a ' +
+    'place up to the upstream deadline (then 504). Only when the waiting room is full is a call refused, and then ' +
+    'from the organization holding the most calls: 429 `concurrency_share_exceeded` with `Retry-After`. Why: a ' +
+    'flood from one organization must neither stall the others nor be refused while capacity is idle.',
+  '',
+  '**Unknown keys.** Each client address may present a limited number of keys that turn out unknown per minute; ' +
+    'beyond it, keys never seen to succeed get 429 `unknown_key_budget_spent` with `Retry-After` (no ' +
+    '`RateLimit` fields: no organization is known) before any key check. A key that has succeeded is never ' +
+    'refused by it. Why: guessing keys must stay slow and cheap to refuse.',
   '',
   'A path that exists asked with a method other than GET or HEAD answers 405 with `Allow` (OPTIONS: 200 with ' +
     '`Allow`, and no CORS fields); an unknown path answers 404. None of these needs a key.',

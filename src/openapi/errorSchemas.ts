@@ -22,7 +22,7 @@ const ErrorEntry = z
   .object({
     code: ErrorCodeSchema,
     message: z.string().min(1).describe('For people; may change. Never holds upstream details.'),
-    reason: ErrorReasonSchema.optional(),
+    reason: ErrorReasonSchema,
   })
   .strict()
   .register(documentedSchemas, { id: 'ErrorEntry', description: 'One error.' });

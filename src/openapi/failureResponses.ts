@@ -35,8 +35,13 @@ const FAILURES: Readonly<Record<ErrorCode, { readonly text: string; readonly hea
   URI_TOO_LONG: { text: 'The request URL is longer than the gateway accepts.', headers: [] },
   HEADERS_TOO_LARGE: { text: 'The request headers are larger than the gateway accepts.', headers: [] },
   RATE_LIMITED: {
-    text: "The organization's request limit is used up for this window.",
-    headers: ['Retry-After', 'RateLimit-Policy', 'RateLimit'],
+    text:
+      "The caller's own excess, never the gateway's: `request_limit_reached`, the organization's request limit is " +
+      'used up for this window; `concurrency_share_exceeded`, the organization holds more calls to the data source ' +
+      'than its share while others wait (see the concurrency rule); `unknown_key_budget_spent`, this address ' +
+      'presented too many unknown keys this minute. Retry after `Retry-After`. `RateLimit-Policy` and `RateLimit` ' +
+      'come with the first two: the third knows no organization.',
+    headers: ['Retry-After', 'RateLimit-Policy?', 'RateLimit?'],
   },
   INTERNAL: { text: 'An unexpected failure inside the gateway.', headers: [] },
   UPSTREAM_ERROR: {
@@ -44,7 +49,7 @@ const FAILURES: Readonly<Record<ErrorCode, { readonly text: string; readonly hea
     headers: ['RateLimit-Policy?', 'RateLimit?'],
   },
   SERVICE_UNAVAILABLE: {
-    text: 'Temporarily unavailable: authentication cannot be checked, the request limit cannot be enforced, or the data source is busy. Retry after the given delay.',
+    text: "The gateway's own unavailability: authentication cannot be checked (`key_service_unavailable`), the request limit cannot be enforced (`limiter_unavailable`), the data source refuses for now (`platform_busy`), or this instance is shutting down (`shutting_down`). Retry after the given delay.",
     headers: ['Retry-After', 'RateLimit-Policy?', 'RateLimit?'],
   },
   UPSTREAM_TIMEOUT: { text: 'The data source did not answer in time.', headers: ['RateLimit-Policy?', 'RateLimit?'] },

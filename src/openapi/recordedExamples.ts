@@ -624,7 +624,8 @@ export const RECORDED_EXAMPLES: RecordedExamples = {
         "errors": [
           {
             "code": "METHOD_NOT_ALLOWED",
-            "message": "This method is not allowed here; use GET."
+            "message": "This method is not allowed here; use GET.",
+            "reason": "method_not_allowed"
           }
         ]
       }

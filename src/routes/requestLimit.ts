@@ -44,6 +44,7 @@ function apply(
   ctx.res.setHeader('RateLimit', fields.RateLimit);
   if (!decision.allowed) {
     throw new ApiError('RATE_LIMITED', 'Too many requests for this organization. Retry later.', {
+      reason: 'request_limit_reached',
       headers: { 'Retry-After': String(Math.max(1, decision.resetSeconds)) },
     });
   }

@@ -106,7 +106,7 @@ describe('answer cache', () => {
     await cache.get('k', loadOf({ n: 1 }));
     clock = T0 + 60_000;
     await assert.rejects(
-      cache.get('k', failing(new ApiError('NOT_FOUND', 'No such site.'))),
+      cache.get('k', failing(new ApiError('NOT_FOUND', 'No such site.', { reason: 'site_not_found' }))),
       (err: unknown) => err instanceof ApiError && err.code === 'NOT_FOUND',
     );
   });

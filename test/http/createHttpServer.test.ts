@@ -70,7 +70,7 @@ describe('createHttpServer', () => {
       assert.deepEqual(body, {
         data: null,
         meta: { requestId: 'long-1' },
-        errors: [{ code: 'URI_TOO_LONG', message: 'The request URL is too long.' }],
+        errors: [{ code: 'URI_TOO_LONG', message: 'The request URL is too long.', reason: 'uri_too_long' }],
       });
       assert.ok(!logged.join('').includes('a'.repeat(100)), 'the URL is not logged');
       assert.match(logged.join(''), /"status":414/);
@@ -97,7 +97,7 @@ describe('createHttpServer', () => {
         assert.equal(answer.status, 431);
         assert.equal(answer.headers.get('content-type'), 'application/json; charset=utf-8');
         assert.deepEqual(answer.body.errors, [
-          { code: 'HEADERS_TOO_LARGE', message: 'The request headers are too large.' },
+          { code: 'HEADERS_TOO_LARGE', message: 'The request headers are too large.', reason: 'headers_too_large' },
         ]);
         assert.match(answer.body.meta.requestId ?? '', UUID);
       }

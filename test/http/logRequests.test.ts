@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
+import { authFailure } from '../../src/auth/authFailures.js';
 import type { Authenticator } from '../../src/auth/principal.js';
-import { ApiError } from '../../src/errors.js';
 import { loggablePath } from '../../src/http/logRequests.js';
 import { fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
@@ -19,7 +19,7 @@ const BARE_BODY = testKey('bare body in a path').slice(4);
 function keyAuthenticator(): Authenticator {
   return {
     async authenticate({ authorization }) {
-      if (authorization !== `Bearer ${HEADER_KEY}`) throw new ApiError('UNAUTHORIZED', 'A valid API key is required.');
+      if (authorization !== `Bearer ${HEADER_KEY}`) throw authFailure('invalid_key');
       return { organizationId: 'org_logs', keyId: 'key_logs', keyPrefix: HEADER_KEY.slice(0, 12) };
     },
   };

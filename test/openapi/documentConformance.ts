@@ -28,6 +28,11 @@ export class DocumentConformance {
     this.ajv.addSchema({ $id: SCHEMAS_ID, $defs: withAjvRefs(document.components?.schemas ?? {}) });
   }
 
+  /** Whether the document describes `path`. */
+  describes(path: string): boolean {
+    return this.document.paths?.[path] !== undefined;
+  }
+
   /** The documented response of GET `path` for `status`, or undefined. */
   response(path: string, status: number): ResponseObject | undefined {
     const declared: unknown = this.document.paths?.[path]?.get?.responses?.[String(status)];

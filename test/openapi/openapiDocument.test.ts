@@ -130,7 +130,11 @@ describe('OpenAPI document', () => {
     });
 
     it('refuses a missing required header, and an undocumented status', () => {
-      const body = { data: null, meta: { requestId: 'req-1' }, errors: [{ code: 'RATE_LIMITED', message: 'x' }] };
+      const body = {
+        data: null,
+        meta: { requestId: 'req-1' },
+        errors: [{ code: 'RATE_LIMITED', message: 'x', reason: 'request_limit_reached' }],
+      };
       assert.deepEqual(conformance.problems('/v1/api/keywords', json(429, body, rateLimited)), [
         'required header Retry-After is missing',
       ]);

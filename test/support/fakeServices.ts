@@ -1,7 +1,7 @@
 import { pino } from 'pino';
+import { authFailure } from '../../src/auth/authFailures.js';
 import type { Authenticator, Principal } from '../../src/auth/principal.js';
 import { uncachedAnswers } from '../../src/cache/uncachedAnswers.js';
-import { ApiError } from '../../src/errors.js';
 import type { RequestLimiter } from '../../src/limits/requestLimiter.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
 import type { Services } from '../../src/services.js';
@@ -22,7 +22,7 @@ export function fakeAuthenticator(): Authenticator {
     async authenticate({ authorization }) {
       const token = authorization?.replace(/^Bearer\s+/i, '') ?? '';
       const principal = TEST_PRINCIPALS[token];
-      if (!principal) throw new ApiError('UNAUTHORIZED', 'Unknown key.', { reason: 'invalid_key' });
+      if (!principal) throw authFailure('invalid_key');
       return principal;
     },
   };
