@@ -8,7 +8,7 @@ import { createAnswerCache } from './cache/createAnswerCache.js';
 import type { Config, UpstreamTarget } from './config.js';
 import { createHttpServer } from './http/createHttpServer.js';
 import { listenOn } from './http/listenOn.js';
-import { createReadiness } from './http/readiness.js';
+import { createReadiness, type Readiness } from './http/readiness.js';
 import { keyServiceProbe, platformProbe } from './http/readinessProbes.js';
 import { REFUSAL_DELAY_MS } from './http/refusalDelay.js';
 import { createLocalRequestLimiter } from './limits/localRequestLimiter.js';
@@ -28,6 +28,8 @@ export interface RunningGateway {
   readonly server: Server;
   /** Where health, metrics and readiness answer when ADMIN_PORT is set; null: on `url`. */
   readonly adminUrl: string | null;
+  /** Serving once listening; main.ts marks it draining at the shutdown signal. */
+  readonly readiness: Readiness;
   /** The embedded platform and key service, when no upstreams are configured. */
   readonly local: LocalUpstreams | null;
   /**
@@ -127,6 +129,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     },
     { logger },
   );
+  metrics.observeDependencies(readiness.dependencies);
 
   const { trustedProxyHops } = config;
   const watchOnAdminPort = config.adminPort !== null;
@@ -176,10 +179,12 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     throw err;
   }
 
+  readiness.serving();
   return {
     url,
     adminUrl,
     server,
+    readiness,
     local,
     closers: [
       (remainingMs) => usage.close(remainingMs),

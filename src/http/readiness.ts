@@ -2,21 +2,33 @@ import type { Logger } from 'pino';
 import { withDeadline } from '../upstream/deadline.js';
 
 /**
- * Readiness: can this instance serve traffic right now? Each probe answers for one
- * upstream (platform, key service, Redis when configured). A probe that throws or
- * does not answer within the timeout counts as not ready; the check itself never
- * throws and never hangs.
+ * Readiness means "this process can serve": 503 while it starts and while it drains, 200
+ * otherwise. The shared dependencies (platform, key service, Redis) are probed and
+ * reported, but never fail it: they are shared by every instance, so failing readiness on
+ * them would take the whole fleet out of its load balancer at once, and callers would get
+ * the balancer's page instead of each instance's own answer (a cached 200, or an error in
+ * the envelope with Retry-After).
  */
 
 export type ReadinessProbe = () => Promise<boolean> | boolean;
 
+/** starting: not listening yet; serving; draining: a shutdown began (the balancer should stop sending). */
+export type Phase = 'starting' | 'serving' | 'draining';
+
 export interface ReadinessReport {
   readonly ready: boolean;
+  readonly phase: Phase;
+  /** Each dependency's last known state; absent until its first probe has ended. */
   readonly checks: Readonly<Record<string, boolean>>;
 }
 
 export interface Readiness {
-  check(): Promise<ReadinessReport>;
+  /** At once, never waiting for a probe: the phase, and the dependencies as last probed (a stale report starts a new probe). */
+  report(): ReadinessReport;
+  /** Probes the dependencies (one shared run; a report younger than maxAgeMs is reused). */
+  dependencies(): Promise<Readonly<Record<string, boolean>>>;
+  serving(): void;
+  draining(): void;
 }
 
 export interface ReadinessOptions {
@@ -28,8 +40,10 @@ export interface ReadinessOptions {
    */
   readonly maxAgeMs?: number;
   readonly now?: () => number;
-  /** A run with a failing check writes one line naming the checks and why (never a stack). */
-  readonly logger?: Pick<Logger, 'warn'>;
+  /** A dependency that goes down writes one line naming it and why (never a stack); one more when it is back. */
+  readonly logger?: Pick<Logger, 'warn' | 'info'>;
+  /** Default 'starting'. */
+  readonly phase?: Phase;
 }
 
 const DEFAULT_TIMEOUT_MS = 2000;
@@ -42,40 +56,53 @@ export function createReadiness(
   const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxAgeMs = options.maxAgeMs ?? DEFAULT_MAX_AGE_MS;
   const now = options.now ?? (() => performance.now());
-  let last: { report: ReadinessReport; at: number } | undefined;
-  let running: Promise<ReadinessReport> | undefined;
+  let phase: Phase = options.phase ?? 'starting';
+  let checks: Readonly<Record<string, boolean>> = {};
+  let checkedAt: number | undefined;
+  let running: Promise<Readonly<Record<string, boolean>>> | undefined;
 
-  async function run(): Promise<ReadinessReport> {
+  async function run(): Promise<Readonly<Record<string, boolean>>> {
     const names = Object.keys(probes);
-    const results = await Promise.all(names.map((name) => outcomeOf(probes[name], timeoutMs)));
-    const checks: Record<string, boolean> = {};
-    const failures: Record<string, string> = {};
+    const outcomes = await Promise.all(names.map((name) => outcomeOf(probes[name], timeoutMs)));
+    const next: Record<string, boolean> = {};
     names.forEach((name, i) => {
-      const outcome = results[i] ?? 'missing';
-      checks[name] = outcome === 'ok';
-      if (outcome !== 'ok') failures[name] = outcome;
+      const outcome = outcomes[i] ?? 'missing';
+      next[name] = outcome === 'ok';
+      if (next[name] === checks[name]) return;
+      if (outcome !== 'ok') options.logger?.warn({ dependency: name, failure: outcome }, 'dependency down');
+      else if (checks[name] === false) options.logger?.info({ dependency: name }, 'dependency back');
     });
-    const ready = Object.keys(failures).length === 0;
-    if (!ready) options.logger?.warn({ checks, failures }, 'not ready');
-    return { ready, checks };
+    checks = next;
+    return next;
   }
 
+  const dependencies = () => {
+    if (checkedAt !== undefined && now() - checkedAt < maxAgeMs) return Promise.resolve(checks);
+    running ??= run().finally(() => {
+      checkedAt = now();
+      running = undefined;
+    });
+    return running;
+  };
+
   return {
-    check() {
-      if (last !== undefined && now() - last.at < maxAgeMs) return Promise.resolve(last.report);
-      running ??= run().then((report) => {
-        last = { report, at: now() };
-        running = undefined;
-        return report;
-      });
-      return running;
+    report() {
+      void dependencies();
+      return { ready: phase === 'serving', phase, checks };
+    },
+    dependencies,
+    serving() {
+      if (phase === 'starting') phase = 'serving';
+    },
+    draining() {
+      phase = 'draining';
     },
   };
 }
 
-/** A readiness with nothing to check: always ready (tests, and apps built without upstreams). */
+/** A readiness with nothing to check, serving from the start (tests, and apps built without upstreams). */
 export function alwaysReady(): Readiness {
-  return { check: async () => ({ ready: true, checks: {} }) };
+  return createReadiness({}, { phase: 'serving' });
 }
 
 /** `ok`, or in a few words why not: the error's message only, never its stack. */

@@ -5,18 +5,19 @@ import type { Readiness } from './readiness.js';
 const RETRY_AFTER_SECONDS = '5';
 
 /**
- * GET /readyz: `{ checks }` in one shape either way, 200 when every check passes, else
- * 503 with Retry-After, so a load balancer and a person read the same body. A check is
- * a fixed name like `platform`, never a host or an upstream's message (those go to the
- * log, once per readiness run). Not the error envelope: not being ready is this route's
- * answer, not a failure of the request.
+ * GET /readyz: `{ status, checks }` in one shape either way, answered at once (a balancer's
+ * check never waits for a probe): 200 while serving, 503 with Retry-After while starting or
+ * draining. `checks` holds each shared dependency's last known state by a fixed name like
+ * `platform`, never a host, an address or an error text (those go to the log when a
+ * dependency goes down). Not the error envelope: not being ready is this route's answer,
+ * not a failure of the request.
  */
 export function serveReadiness(readiness: Readiness): Middleware<AppState> {
-  return async (ctx) => {
-    const report = await readiness.check();
+  return (ctx) => {
+    const report = readiness.report();
     ctx.set('Cache-Control', 'no-store');
     if (!report.ready) ctx.set('Retry-After', RETRY_AFTER_SECONDS);
     ctx.status = report.ready ? 200 : 503;
-    ctx.body = { checks: report.checks };
+    ctx.body = { status: report.phase, checks: report.checks };
   };
 }

@@ -33,6 +33,8 @@ export interface GatewayMetrics {
   readonly limiterDecision: (outcome: LimiterOutcome) => void;
   /** A reader asked at every scrape: can the limiter enforce the limit (its store is reachable)? */
   readonly observeLimiterAvailability: (read: () => boolean) => void;
+  /** A reader asked at every scrape: the shared dependencies (platform, key service, Redis), each up or not. */
+  readonly observeDependencies: (read: () => Promise<Readonly<Record<string, boolean>>>) => void;
   /** A reader asked at every scrape: usage events accepted here, not yet acknowledged. */
   readonly observeUsagePending: (read: () => number) => void;
   /** A batch of usage events was acknowledged by the key service. */
@@ -124,6 +126,18 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     },
   });
 
+  let readDependencies: (() => Promise<Readonly<Record<string, boolean>>>) | undefined;
+  new Gauge({
+    name: `${PREFIX}dependency_up`,
+    help: '1 while a shared dependency (platform, keyService, redis) answers its probe, else 0.',
+    labelNames: ['dependency'] as const,
+    registers,
+    async collect() {
+      const states = (await readDependencies?.()) ?? {};
+      for (const [dependency, up] of Object.entries(states)) this.set({ dependency }, up ? 1 : 0);
+    },
+  });
+
   let readUsagePending: (() => number) | undefined;
   new Gauge({
     name: `${PREFIX}usage_events_pending`,
@@ -177,6 +191,9 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     limiterDecision: limiterDecisions,
     observeLimiterAvailability(read) {
       readLimiterAvailable = read;
+    },
+    observeDependencies(read) {
+      readDependencies = read;
     },
     observeUsagePending(read) {
       readUsagePending = read;

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
-import { createReadiness } from '../../src/http/readiness.js';
+import { createReadiness, type Readiness } from '../../src/http/readiness.js';
 import { keyServiceProbe, platformProbe } from '../../src/http/readinessProbes.js';
+import { createGatewayMetrics } from '../../src/metrics/gatewayMetrics.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
 import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
 import { fakeServices, PLATFORM_TOKEN, PLATFORM_URL } from '../support/fakeServices.js';
@@ -12,14 +13,17 @@ import { listen } from '../support/http.js';
 const KEY_SERVICE_URL = 'http://keys.test';
 
 describe('readiness', () => {
-  describe('GET /readyz', () => {
+  describe('GET /readyz and gateway_dependency_up', () => {
     let server: Awaited<ReturnType<typeof listen>>;
+    let readiness: Readiness;
     let redisUp = true;
+    // Probes run when a scrape asks (the clock moved on), not when /readyz reads the last report.
+    let clock = 0;
     const logged: string[] = [];
 
     before(async () => {
       const platform = createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 500 });
-      const readiness = createReadiness(
+      readiness = createReadiness(
         {
           platform: platformProbe(platform),
           keyService: keyServiceProbe(
@@ -27,9 +31,15 @@ describe('readiness', () => {
           ),
           redis: () => redisUp,
         },
-        { maxAgeMs: 0, logger: pino({ level: 'info' }, { write: (line: string) => logged.push(line) }) },
+        {
+          maxAgeMs: 1000,
+          now: () => clock,
+          logger: pino({ level: 'info' }, { write: (line: string) => logged.push(line) }),
+        },
       );
-      server = await listen(createApp(fakeServices({ readiness })));
+      const metrics = createGatewayMetrics();
+      metrics.observeDependencies(readiness.dependencies);
+      server = await listen(createApp(fakeServices({ readiness, metrics })));
     });
     after(() => server.close());
 
@@ -50,16 +60,32 @@ describe('readiness', () => {
         body: (await res.json()) as Record<string, unknown>,
       };
     }
+    /** The metric's samples, scraped the way Prometheus does (the scrape runs the probes). */
+    async function dependencyUp(): Promise<Record<string, number>> {
+      clock += 1000;
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const samples: Record<string, number> = {};
+      for (const match of text.matchAll(/^gateway_dependency_up\{dependency="(\w+)"\} (\d)$/gm)) {
+        samples[match[1] ?? ''] = Number(match[2]);
+      }
+      return samples;
+    }
 
-    it('answers 200 while every upstream answers, and needs no key', async () => {
+    it('answers 503 while starting, needs no key, and 200 once serving', async () => {
+      const starting = await readyz();
+      assert.equal(starting.status, 503);
+      assert.equal(starting.retryAfter, '5');
+      assert.equal(starting.body.status, 'starting');
+      readiness.serving();
       const scopes = [platformUp(), keyServiceUp()];
+      assert.deepEqual(await dependencyUp(), { platform: 1, keyService: 1, redis: 1 });
+      for (const scope of scopes) scope.done();
       const answer = await readyz();
       assert.equal(answer.status, 200);
-      assert.deepEqual(answer.body, { checks: { platform: true, keyService: true, redis: true } });
-      for (const scope of scopes) scope.done();
+      assert.deepEqual(answer.body, { status: 'serving', checks: { platform: true, keyService: true, redis: true } });
     });
 
-    it('flips to 503 with the same { checks } shape while one upstream is gone, logging one line, and back', async () => {
+    it('stays 200 while a shared dependency is down: the body and the metric say which, one log line, no host or error text', async () => {
       const cases: Array<{ name: string; scopes: () => nock.Scope[]; redis: boolean }> = [
         {
           name: 'platform',
@@ -82,31 +108,38 @@ describe('readiness', () => {
         redisUp = down.redis;
         const scopes = down.scopes();
         logged.length = 0;
+        assert.deepEqual(await dependencyUp(), { platform: 1, keyService: 1, redis: 1, [down.name]: 0 }, down.name);
+        for (const scope of scopes) scope.done();
         const answer = await readyz();
-        assert.equal(answer.status, 503, down.name);
-        assert.equal(answer.retryAfter, '5');
+        assert.equal(answer.status, 200, down.name);
         const checks = { platform: true, keyService: true, redis: true, [down.name]: false };
-        assert.deepEqual(answer.body, { checks });
-        assert.doesNotMatch(JSON.stringify(answer.body), /keys\.test|platform\.test|ECONNREFUSED/);
+        assert.deepEqual(answer.body, { status: 'serving', checks });
+        assert.doesNotMatch(JSON.stringify(answer.body), /keys\.test|platform\.test|127\.0\.0\.1|ECONNREFUSED|503/);
         const lines = logged
           .map((line) => JSON.parse(line) as Record<string, unknown>)
-          .filter((line) => line.msg === 'not ready');
+          .filter((line) => line.msg === 'dependency down');
         assert.equal(lines.length, 1, logged.join(''));
-        assert.deepEqual(lines[0]?.checks, checks);
-        assert.equal(typeof (lines[0]?.failures as Record<string, unknown> | undefined)?.[down.name], 'string');
+        assert.equal(lines[0]?.dependency, down.name);
+        assert.equal(typeof lines[0]?.failure, 'string');
         assert.doesNotMatch(logged.join(''), /\bat .+:\d+:\d+/, 'no stack in the log');
-        for (const scope of scopes) scope.done();
 
         redisUp = true;
         const back = [platformUp(), keyServiceUp()];
-        assert.equal((await readyz()).status, 200, `${down.name} back`);
+        assert.deepEqual(await dependencyUp(), { platform: 1, keyService: 1, redis: 1 }, `${down.name} back`);
         for (const scope of back) scope.done();
       }
+    });
+
+    it('answers 503 once draining, at once', async () => {
+      readiness.draining();
+      const answer = await readyz();
+      assert.equal(answer.status, 503);
+      assert.equal(answer.body.status, 'draining');
     });
   });
 
   describe('createReadiness', () => {
-    it('counts a probe that throws or never answers as not ready, and never throws itself', async () => {
+    it('counts a probe that throws or never answers as down, and never throws itself', async () => {
       const readiness = createReadiness(
         {
           fine: async () => true,
@@ -116,12 +149,10 @@ describe('readiness', () => {
           hangs: () => new Promise<boolean>(() => {}),
           says_no: async () => false,
         },
-        { timeoutMs: 50, maxAgeMs: 0 },
+        { timeoutMs: 50, maxAgeMs: 0, phase: 'serving' },
       );
-      assert.deepEqual(await readiness.check(), {
-        ready: false,
-        checks: { fine: true, throws: false, hangs: false, says_no: false },
-      });
+      assert.deepEqual(await readiness.dependencies(), { fine: true, throws: false, hangs: false, says_no: false });
+      assert.equal(readiness.report().ready, true, 'dependencies never fail readiness');
     });
 
     it('shares one run between concurrent checks and reuses a fresh report', async () => {
@@ -136,13 +167,15 @@ describe('readiness', () => {
         },
         { maxAgeMs: 1000, now: () => clock },
       );
-      await Promise.all([readiness.check(), readiness.check(), readiness.check()]);
+      readiness.report();
+      await Promise.all([readiness.dependencies(), readiness.dependencies(), readiness.dependencies()]);
       assert.equal(calls, 1);
       clock = 999;
-      await readiness.check();
+      readiness.report();
+      await readiness.dependencies();
       assert.equal(calls, 1);
       clock = 1000;
-      await readiness.check();
+      await readiness.dependencies();
       assert.equal(calls, 2);
     });
   });
