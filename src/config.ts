@@ -25,6 +25,9 @@ const integer = (name: string, fallback: number, min: number, max: number) =>
  */
 export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
+/** Long enough for a load balancer to see /readyz fail (two checks a couple of seconds apart) before the listener closes. */
+export const DEFAULT_SHUTDOWN_DELAY_SECONDS = 5;
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 const url = (name: string) =>
@@ -114,6 +117,10 @@ const EnvSchema = z.object({
   MAX_CONNECTIONS: z.preprocess(emptyAsUndefined, integer('MAX_CONNECTIONS', 2000, 10, 100_000)),
   // Unset: /metrics, /readyz and /healthz are served on PORT. Set: only there.
   ADMIN_PORT: z.preprocess(emptyAsUndefined, integer('ADMIN_PORT', -1, 0, 65535)),
+  SHUTDOWN_DELAY_SECONDS: z.preprocess(
+    emptyAsUndefined,
+    integer('SHUTDOWN_DELAY_SECONDS', DEFAULT_SHUTDOWN_DELAY_SECONDS, 0, 60),
+  ),
   KEEP_ALIVE_TIMEOUT_MS: z.preprocess(
     emptyAsUndefined,
     integer('KEEP_ALIVE_TIMEOUT_MS', DEFAULT_KEEP_ALIVE_TIMEOUT_MS, 1000, 600_000),
@@ -166,6 +173,8 @@ export interface Config {
   readonly adminPort: number | null;
   /** How long an idle keep-alive connection stays open. */
   readonly keepAliveTimeoutMs: number;
+  /** From SIGTERM to closing the public listener, serving meanwhile with /readyz failing. */
+  readonly shutdownDelayMs: number;
   /** null: tracing off (no OTLP endpoint, or disabled by the OTEL_* variables). */
   readonly tracing: TracingConfig | null;
 }
@@ -238,6 +247,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxConnections: e.MAX_CONNECTIONS,
     adminPort: e.ADMIN_PORT === -1 ? null : e.ADMIN_PORT,
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+    shutdownDelayMs: e.SHUTDOWN_DELAY_SECONDS * 1000,
     tracing: tracingConfig(e),
   });
 }

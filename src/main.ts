@@ -34,7 +34,14 @@ async function main(): Promise<void> {
   }
   // Last: spans of the final usage flush are exported too.
   const closers = tracing ? [...gateway.closers, () => tracing.shutdown()] : gateway.closers;
-  installShutdown({ server: gateway.server, closers, logger, answerUnfinished: answerDraining });
+  installShutdown({
+    server: gateway.server,
+    closers,
+    logger,
+    answerUnfinished: answerDraining,
+    delayMs: config.shutdownDelayMs,
+    onDraining: gateway.readiness.draining,
+  });
   // The start-up lines first, then the banner on the same stdout.
   logger.flush();
   process.stdout.write(startBanner(gateway));

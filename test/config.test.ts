@@ -39,6 +39,7 @@ describe('config', () => {
       maxConnections: 2000,
       adminPort: null,
       keepAliveTimeoutMs: 65_000,
+      shutdownDelayMs: 5000,
       tracing: null,
     });
     assert.ok(Object.isFrozen(config));

@@ -11,7 +11,16 @@ export interface ShutdownOptions {
    */
   readonly closers: ReadonlyArray<(remainingMs: number) => Promise<void>>;
   readonly logger: Logger;
-  /** From the signal to the exit. Default 10 000 ms. */
+  /**
+   * From a SIGTERM to closing the listener: the instance keeps serving (each answer with
+   * Connection: close) while its readiness fails, so the load balancer, checking every few
+   * seconds, stops sending to it before it stops listening. Not after SIGINT (a person at a
+   * terminal) nor a shutdown() call with another reason. Default 0.
+   */
+  readonly delayMs?: number;
+  /** Called at once when the shutdown starts, before the delay (readiness turns 503). */
+  readonly onDraining?: () => void;
+  /** From the end of the delay to the exit. Default 10 000 ms. */
   readonly deadlineMs?: number;
   /** How long requests in flight may take to finish before their connections are cut. Default 60 % of the deadline. */
   readonly drainMs?: number;
@@ -45,7 +54,8 @@ const IDLE_SWEEP_MS = 100;
  * others are logged and change nothing, so the default action (exit at once, losing
  * unflushed usage) never runs.
  *
- * Order: stop accepting connections; let requests in flight finish (their
+ * Order: readiness fails (onDraining); after a SIGTERM, keep serving for delayMs with every
+ * answer closing its connection; stop accepting connections; let requests in flight finish (their
  * connections close after the answer, idle keep-alive ones at once) until the drain
  * limit, then answer those that sent nothing (answerUnfinished) and cut the rest; then
  * the closers, in order (usage flush first); then exit 0, or 1 if a step failed or the
@@ -71,19 +81,25 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
 
   const stop = async (reason: string): Promise<number> => {
     const started = Date.now();
-    const deadlineAt = started + deadlineMs;
+    const delayMs = reason === 'SIGTERM' ? (options.delayMs ?? 0) : 0;
+    const deadlineAt = started + delayMs + deadlineMs;
     const hardStop = setTimeout(() => {
-      logger.error({ deadlineMs }, 'shutdown deadline passed: exiting now');
+      logger.error({ deadlineMs: delayMs + deadlineMs }, 'shutdown deadline passed: exiting now');
       exit(1);
-    }, deadlineMs);
+    }, delayMs + deadlineMs);
     hardStop.unref();
 
     stopping = true;
+    options.onDraining?.();
+    for (const res of inFlight) closeAfterAnswer(res);
+    if (delayMs > 0) {
+      logger.info({ reason, delayMs }, 'shutting down: not ready, still serving until the load balancer stops sending');
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+    }
     logger.info(
       { reason, inFlight: inFlight.size },
       'shutting down: taking no new connections, finishing requests in flight',
     );
-    for (const res of inFlight) closeAfterAnswer(res);
     const drained = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);

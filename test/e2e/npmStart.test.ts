@@ -3,12 +3,15 @@ import { execFile, spawnSync } from 'node:child_process';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_SHUTDOWN_DELAY_SECONDS } from '../../src/config.js';
 import { childEnvironment, freePort } from '../support/childEnvironment.js';
 import { type ProcessGroup, startProcessGroup } from '../support/processGroup.js';
 import { tempDir } from '../support/tempDir.js';
 import { assertFailure, callGateway } from './gatewayCalls.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/** A SIGTERM's path to the exit: the default SHUTDOWN_DELAY_SECONDS of serving while not ready, then the 10 s shutdown. */
+const EXIT_WITHIN_MS = DEFAULT_SHUTDOWN_DELAY_SECONDS * 1000 + 10_000;
 const ROUTES = ['/v1/api/rankings', '/v1/api/ai-visibility/summary', '/v1/api/keywords', '/v1/api/audit-issues'];
 
 interface Run {
@@ -135,12 +138,12 @@ describe('npm start, as the README says (real processes)', function () {
     );
   });
 
-  it('stops on SIGTERM to its process group: exit code 0 within 10 s, no process left', async () => {
+  it('stops on SIGTERM to its process group: exit code 0 within the shutdown delay + 10 s, no process left', async () => {
     const signalled = Date.now();
     gateway.signalGroup('SIGTERM');
-    const exit = await gateway.exitWithin(10_000);
+    const exit = await gateway.exitWithin(EXIT_WITHIN_MS);
     assert.deepEqual(exit, { code: 0, signal: null }, `npm start did not end cleanly:\n${gateway.stderr()}`);
-    assert.ok(Date.now() - signalled < 10_000);
+    assert.ok(Date.now() - signalled < EXIT_WITHIN_MS);
     assert.equal(gateway.groupAlive(), false, 'a process of the group is still running');
 
     assert.deepEqual(
@@ -179,14 +182,14 @@ describe('npm start, stopped by a SIGTERM to npm alone (real processes)', functi
     await dir?.remove();
   });
 
-  it('waits for the gateway to shut down and exits 0 within 10 s, leaving no process', async () => {
+  it('waits for the gateway to shut down and exits 0 within the shutdown delay + 10 s, leaving no process', async () => {
     const started = await startNpmStart(dir.path);
     gateway = started.gateway;
     const signalled = Date.now();
     process.kill(gateway.pid, 'SIGTERM');
-    const exit = await gateway.exitWithin(10_000);
+    const exit = await gateway.exitWithin(EXIT_WITHIN_MS);
     assert.deepEqual(exit, { code: 0, signal: null }, `npm start did not end cleanly:\n${gateway.stderr()}`);
-    assert.ok(Date.now() - signalled < 10_000);
+    assert.ok(Date.now() - signalled < EXIT_WITHIN_MS);
     assert.equal(gateway.groupAlive(), false, 'the gateway outlived npm');
     assert.deepEqual(
       logLinesOf(gateway.stdout())

@@ -63,6 +63,7 @@ describe('SIGTERM through the real main process: in-flight requests answered, us
     gateway = startProcessGroup(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: REPO_ROOT,
       env: childEnvironment({
+        SHUTDOWN_DELAY_SECONDS: '0',
         PORT: '0',
         LOG_LEVEL: 'info',
         PLATFORM_GRAPHQL_URL: platform.url,

@@ -54,8 +54,14 @@ async function serve(): Promise<Harness> {
   };
 }
 
-function install(h: Harness, closers: Array<(ms: number) => Promise<void>>, drainMs = 5000): ShutdownHandle {
+function install(
+  h: Harness,
+  closers: Array<(ms: number) => Promise<void>>,
+  drainMs = 5000,
+  delay: { delayMs?: number; onDraining?: () => void } = {},
+): ShutdownHandle {
   return installShutdown({
+    ...delay,
     server: h.server,
     closers,
     logger: pino({ level: 'info' }, { write: (line: string) => h.logs.push(JSON.parse(line).msg as string) }),
@@ -120,6 +126,23 @@ describe('shutdown coordinator', () => {
     assert.deepEqual(h.exits, [0]);
     assert.equal(h.logs.filter((msg) => msg === 'shutdown already in progress').length, 1);
     assert.equal(h.logs.filter((msg) => msg === 'shutdown complete').length, 1);
+  });
+
+  it('after SIGTERM: not ready at once, serves for the delay with Connection: close, then stops listening', async () => {
+    let draining = 0;
+    handle = install(h, [], 5000, { delayMs: 400, onDraining: () => (draining += 1) });
+    const done = handle.shutdown('SIGTERM');
+    assert.equal(draining, 1, 'readiness fails at the signal');
+    assert.deepEqual(await get(`${h.url}/`), { status: 200, body: 'ok', connection: 'close' });
+    assert.deepEqual(h.exits, []);
+    assert.equal(await done, 0);
+    await assert.rejects(get(`${h.url}/`), (err: unknown) => (err as NodeJS.ErrnoException).code === 'ECONNREFUSED');
+  });
+
+  it('after SIGINT (a person at a terminal): no delay', async () => {
+    handle = install(h, [], 5000, { delayMs: 60_000 });
+    assert.equal(await handle.shutdown('SIGINT'), 0);
+    await assert.rejects(get(`${h.url}/`), (err: unknown) => (err as NodeJS.ErrnoException).code === 'ECONNREFUSED');
   });
 
   it('closes idle keep-alive connections instead of waiting for them', async () => {

@@ -112,6 +112,7 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     gateway = startProcessGroup(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: REPO_ROOT,
       env: childEnvironment({
+        SHUTDOWN_DELAY_SECONDS: '0',
         PORT: String(port),
         HOST: '127.0.0.1',
         PLATFORM_GRAPHQL_URL: `${platformUrl}/graphql`,

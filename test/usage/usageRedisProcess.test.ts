@@ -74,6 +74,7 @@ describe('usage through Redis across gateway processes: kills, shutdowns, takeov
     const group = startProcessGroup(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: REPO_ROOT,
       env: childEnvironment({
+        SHUTDOWN_DELAY_SECONDS: '0',
         PORT: '0',
         LOG_LEVEL: 'warn',
         PLATFORM_GRAPHQL_URL: platform.url,
