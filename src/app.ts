@@ -35,7 +35,12 @@ export function createApp(services: Services): Koa<AppState> {
   app.silent = true; // failures are logged once, by observeRequests
 
   const metrics = services.metrics ?? createGatewayMetrics();
-  app.use(observeRequests(services.logger, metrics, services.refusalDelayMs));
+  app.use(
+    observeRequests(services.logger, metrics, {
+      refusalDelayMs: services.refusalDelayMs ?? 0,
+      trustedProxyHops: services.trustedProxyHops ?? 0,
+    }),
+  );
   app.use(refuseKeyInUrl());
 
   // Every method Node parses is known to the router, so an unknown path with any method

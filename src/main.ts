@@ -42,9 +42,10 @@ async function main(): Promise<void> {
     delayMs: config.shutdownDelayMs,
     onDraining: gateway.readiness.draining,
   });
-  // The start-up lines first, then the banner on the same stdout.
+  // stdout holds only JSON lines, for a log shipper; the banner is for a person, on stderr.
+  logger.info({ url: gateway.url, adminUrl: gateway.adminUrl, embeddedUpstreams: gateway.local !== null }, 'listening');
   logger.flush();
-  process.stdout.write(startBanner(gateway));
+  process.stderr.write(startBanner(gateway));
 }
 
 function cannotStart(line: string): never {

@@ -5,6 +5,7 @@ import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { routeLabel } from '../metrics/routeLabel.js';
 import { activeTraceId, endServerSpan, startServerSpan, tracingOn, withContext } from '../telemetry/spans.js';
 import { logRequest } from './logRequests.js';
+import { WATCH_PATHS } from './operationalRoutes.js';
 import { delayRefusal } from './refusalDelay.js';
 import { createRefusalLog } from './refusalLog.js';
 import { assignRequestId } from './requestId.js';
@@ -19,12 +20,28 @@ import { setSecurityHeaders } from './securityHeaders.js';
  * order. When tracing is on, all of it runs inside the request's server span, so every
  * span and log line of the request belongs to the caller's trace.
  */
+export interface ObserveOptions {
+  /** How long refusals of callers without a valid key wait. Default 0. */
+  readonly refusalDelayMs?: number;
+  /** For the client address in the log line (TRUSTED_PROXY_HOPS). Default 0. */
+  readonly trustedProxyHops?: number;
+}
+
+/**
+ * Health checks, readiness checks and scrapes come every few seconds from every balancer
+ * and scraper, and say nothing about callers: their lines are written at debug, and they
+ * are never traced.
+ */
+const isWatchPath = (path: string): boolean => (WATCH_PATHS as readonly string[]).includes(path);
+
 export function observeRequests(
   logger: Logger,
   metrics: GatewayMetrics,
-  refusalDelayMs = 0,
+  options: ObserveOptions = {},
   refusals = createRefusalLog(logger),
 ): Middleware<AppState> {
+  const refusalDelayMs = options.refusalDelayMs ?? 0;
+  const trustedProxyHops = options.trustedProxyHops ?? 0;
   const observe = async (ctx: ParameterizedContext<AppState>, next: Next): Promise<void> => {
     const started = performance.now();
     assignRequestId(ctx);
@@ -61,11 +78,14 @@ export function observeRequests(
       (ctx.status >= 500 && ctx.status !== 503) ||
       refusals.admit(refusal)
     ) {
-      logRequest(logger, ctx, ms, traceId);
+      logRequest(logger, ctx, ms, traceId, {
+        level: isWatchPath(ctx.path) ? 'debug' : 'info',
+        trustedProxyHops,
+      });
     }
   };
   return (ctx, next) => {
-    if (!tracingOn()) return observe(ctx, next);
+    if (!tracingOn() || isWatchPath(ctx.path)) return observe(ctx, next);
     const server = startServerSpan(ctx.method, ctx.req.headers);
     return withContext(server.context, () =>
       observe(ctx, next).finally(() => endServerSpan(server.span, ctx.method, ctx.state.route, ctx.status)),

@@ -13,6 +13,9 @@ export interface OperationalServices {
   readonly readiness: Readiness;
 }
 
+/** Health, metrics and readiness: for operators' probes and scrapers. */
+export const WATCH_PATHS = ['/healthz', '/metrics', '/readyz'] as const;
+
 /**
  * Which routes a listener serves: `describe`, the OpenAPI document (serialized once: it never
  * changes while the process runs) and docs page, public; null on the admin listener.
@@ -42,10 +45,11 @@ export function addOperationalRoutes(
         ['/docs/assets/:name', serveDocsAsset()],
       ]
     : [];
+  const [healthPath, metricsPath, readinessPath] = WATCH_PATHS;
   const watchRoutes: Route[] = [
-    ['/healthz', serveHealth],
-    ['/metrics', serveMetrics(services.metrics)],
-    ['/readyz', serveReadiness(services.readiness)],
+    [healthPath, serveHealth],
+    [metricsPath, serveMetrics(services.metrics)],
+    [readinessPath, serveReadiness(services.readiness)],
   ];
   const routes = [...describeRoutes, ...(groups.watch ? watchRoutes : [])];
   for (const [path, handler] of routes) {

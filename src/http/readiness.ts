@@ -1,4 +1,6 @@
+import { context } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { tracingOn } from '../telemetry/spans.js';
 import { withDeadline } from '../upstream/deadline.js';
 
 /**
@@ -63,7 +65,7 @@ export function createReadiness(
 
   async function run(): Promise<Readonly<Record<string, boolean>>> {
     const names = Object.keys(probes);
-    const outcomes = await Promise.all(names.map((name) => outcomeOf(probes[name], timeoutMs)));
+    const outcomes = await untraced(() => Promise.all(names.map((name) => outcomeOf(probes[name], timeoutMs))));
     const next: Record<string, boolean> = {};
     names.forEach((name, i) => {
       const outcome = outcomes[i] ?? 'missing';
@@ -103,6 +105,14 @@ export function createReadiness(
 /** A readiness with nothing to check, serving from the start (tests, and apps built without upstreams). */
 export function alwaysReady(): Readiness {
   return createReadiness({}, { phase: 'serving' });
+}
+
+/** Probes run for balancers and scrapers, every few seconds: their upstream calls are not traced. */
+async function untraced<T>(work: () => Promise<T>): Promise<T> {
+  if (!tracingOn()) return work();
+  // Loaded only with tracing on, like the rest of the SDK.
+  const { suppressTracing } = await import('@opentelemetry/core');
+  return context.with(suppressTracing(context.active()), work);
 }
 
 /** `ok`, or in a few words why not: the error's message only, never its stack. */

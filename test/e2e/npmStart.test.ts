@@ -45,16 +45,18 @@ async function startNpmStart(dataDir: string): Promise<{ gateway: ProcessGroup; 
     env: childEnvironment({ PORT: String(port), LOCAL_DATA_DIR: dataDir }),
   });
   // tsx compiles on a cold start: allow it plenty of time on a busy machine.
-  const banner = (await gateway.waitForOutput(/Gateway listening on [\s\S]*?Stop with Ctrl\+C\.\n/, 45_000))[0];
+  const banner = (
+    await gateway.waitForOutput(/Gateway listening on [\s\S]*?Stop with Ctrl\+C\.\n/, 45_000, 'stderr')
+  )[0];
   return { gateway, port, banner };
 }
 
 /** The gateway's JSON log lines among npm's and the banner's output. */
-function logLinesOf(stdout: string): Array<{ msg: string; code?: number }> {
+function logLinesOf(stdout: string): Array<{ msg: string; code?: number; url?: string }> {
   return stdout
     .split('\n')
     .filter((line) => line.startsWith('{'))
-    .map((line) => JSON.parse(line) as { msg: string; code?: number });
+    .map((line) => JSON.parse(line) as { msg: string; code?: number; url?: string });
 }
 
 /**
@@ -84,6 +86,19 @@ describe('npm start, as the README says (real processes)', function () {
   it('prints where it listens, the demo key, and a curl line per route that answers 200 in the envelope', async () => {
     const url = /Gateway listening on (\S+)/.exec(banner)?.[1];
     assert.equal(url, `http://127.0.0.1:${port}`);
+    // The gateway's stdout is for a log shipper: JSON lines only (npm's own `> script` lines aside).
+    await gateway.waitForOutput(/"msg":"listening"/, 5000);
+    const notJson = gateway
+      .stdout()
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !line.startsWith('> ') && !line.startsWith('{'));
+    assert.deepEqual(notJson, []);
+    assert.deepEqual(
+      logLinesOf(gateway.stdout())
+        .filter((line) => line.msg === 'listening')
+        .map((line) => line.url),
+      [url],
+    );
     const demoKey = /Demo key \(organization org_demo, plan pro\):\n\s+(atl_[0-9A-Za-z]{38})\n/.exec(banner)?.[1];
     assert.ok(demoKey, banner);
     const curls = [...banner.matchAll(/^ {2}(curl -s -H 'Authorization: Bearer (atl_\w+)' '([^']+)')$/gm)];

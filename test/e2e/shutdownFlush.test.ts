@@ -75,7 +75,7 @@ describe('SIGTERM through the real main process: in-flight requests answered, us
         LOCAL_DATA_DIR: dir.path,
       }),
     });
-    const url = (await gateway.waitForOutput(/Gateway listening on (http:\/\/\S+)\n/, 45_000))[1] ?? '';
+    const url = (await gateway.waitForOutput(/Gateway listening on (http:\/\/\S+)\n/, 45_000, 'stderr'))[1] ?? '';
     const get = (path: string, key: string = reader, headers: Record<string, string> = {}) =>
       callGateway(url, path, key, headers);
 

@@ -31,7 +31,8 @@ describe('request log lines', () => {
 
   before(async () => {
     const logger = pino({ level: 'info' }, { write: (line: string) => written.push(line) });
-    server = await listen(createApp(fakeServices({ logger, authenticator: keyAuthenticator() })));
+    // Behind one proxy (a load balancer) that appends the caller's address to X-Forwarded-For.
+    server = await listen(createApp(fakeServices({ logger, authenticator: keyAuthenticator(), trustedProxyHops: 1 })));
   });
   beforeEach(() => {
     written.length = 0;
@@ -131,6 +132,33 @@ describe('request log lines', () => {
       [['log-test-gone', 404]],
     );
     assert.ok(Number(lines[0]?.durationMs) >= 250, `duration ${lines[0]?.durationMs} ms covers the platform's wait`);
+  });
+
+  it('names the client address (resolved through the trusted proxies) and the user agent', async () => {
+    const res = await fetch(`${server.url}/v1/api/keywords?site=acme.com`, {
+      headers: { 'x-forwarded-for': '203.0.113.9, 198.51.100.7', 'user-agent': 'report-exporter/2.1' },
+    });
+    await res.arrayBuffer();
+    const lines = requestLines();
+    assert.deepEqual(
+      lines.map((line) => [line.status, line.clientAddress, line.userAgent]),
+      [[401, '198.51.100.7', 'report-exporter/2.1']],
+    );
+  });
+
+  it('writes no info line for health checks, readiness checks and scrapes', async () => {
+    for (const path of ['/healthz', '/readyz', '/metrics']) {
+      const res = await fetch(`${server.url}${path}`);
+      assert.equal(res.status, 200, path);
+      await res.arrayBuffer();
+    }
+    const unknown = await fetch(`${server.url}/nothing-here`);
+    await unknown.arrayBuffer();
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    assert.deepEqual(
+      requestLines().map((line) => line.path),
+      ['/nothing-here'],
+    );
   });
 
   it('bounds the logged path', () => {

@@ -18,8 +18,8 @@ export interface ProcessGroup {
   readonly pid: number;
   stdout(): string;
   stderr(): string;
-  /** Resolves with the first match of `pattern` in stdout; rejects after `withinMs` or when the process ends first. */
-  waitForOutput(pattern: RegExp, withinMs: number): Promise<RegExpExecArray>;
+  /** Resolves with the first match of `pattern` in stdout (or stderr); rejects after `withinMs` or when the process ends first. */
+  waitForOutput(pattern: RegExp, withinMs: number, stream?: 'stdout' | 'stderr'): Promise<RegExpExecArray>;
   readonly exited: Promise<Exit>;
   /** The exit, or null when the leader still runs after `ms`. */
   exitWithin(ms: number): Promise<Exit | null>;
@@ -51,7 +51,10 @@ export function startProcessGroup(
     out += chunk.toString('utf8');
     for (const listener of listeners) listener();
   });
-  child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')));
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString('utf8');
+    for (const listener of listeners) listener();
+  });
   let ended: Exit | null = null;
   const exited = new Promise<Exit>((resolve) => {
     child.once('exit', (code, signal) => {
@@ -83,10 +86,10 @@ export function startProcessGroup(
     pid,
     stdout: () => out,
     stderr: () => err,
-    waitForOutput(pattern, withinMs) {
+    waitForOutput(pattern, withinMs, stream = 'stdout') {
       return new Promise((resolve, reject) => {
         const check = () => {
-          const match = pattern.exec(out);
+          const match = pattern.exec(stream === 'stdout' ? out : err);
           if (match) return finish(() => resolve(match));
           if (ended)
             finish(() =>

@@ -19,6 +19,8 @@ const KEY = testKey('tracing reader');
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN_ID = '00f067aa0ba902b7';
 const TRACEPARENT = `00-${TRACE_ID}-${CALLER_SPAN_ID}-01`;
+const PROBE_TRACE_ID = '7d3a1c9e5b2f4a6d8e0c1b3a5f7d9e2c';
+const PROBE_TRACEPARENT = `00-${PROBE_TRACE_ID}-${CALLER_SPAN_ID}-01`;
 
 interface Received {
   readonly contentType: string | undefined;
@@ -125,7 +127,12 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
         OTEL_SERVICE_NAME: 'gateway-under-test',
       }),
     });
-    await gateway.waitForOutput(/Gateway listening on/, 20_000);
+    await gateway.waitForOutput(/Gateway listening on/, 20_000, 'stderr');
+    // Probes and scrapes, even with a sampled traceparent, are never traced.
+    for (const path of ['/healthz', '/readyz', '/metrics']) {
+      const probe = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { traceparent: PROBE_TRACEPARENT } });
+      await probe.arrayBuffer();
+    }
     const res = await fetch(`http://127.0.0.1:${port}/v1/api/keywords?site=example.com`, {
       headers: { authorization: `Bearer ${KEY}`, traceparent: TRACEPARENT, tracestate: 'caller=1' },
     });
@@ -142,6 +149,13 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     assert.ok(received.length > 0, 'the receiver got spans');
     for (const { contentType } of received) assert.match(contentType ?? '', /^application\/json/);
     const spans = spansOf(received).filter((span) => span.traceId === TRACE_ID);
+    assert.deepEqual(
+      spansOf(received)
+        .filter((span) => span.traceId === PROBE_TRACE_ID || /ReadinessProbe|healthz|readyz|metrics/.test(span.name))
+        .map((span) => span.name),
+      [],
+      'no span of a probe or a scrape',
+    );
 
     const server = spans.find((span) => span.name === 'GET /v1/api/keywords');
     assert.ok(server, `a server span named after the route: ${spans.map((s) => s.name).join(', ')}`);
@@ -163,13 +177,16 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     assert.notEqual(flush.traceId, TRACE_ID);
 
     // The platform double saw the same trace, continued from inside the gateway.
-    const sent = platformHeaders.map((headers) => headers.traceparent);
+    // The readiness probe's calls (asked by /readyz and /metrics) carry no trace: only the request's do.
+    const traced = platformHeaders.filter((headers) => headers.traceparent !== undefined);
+    assert.ok(traced.length < platformHeaders.length, 'the probe called the platform, untraced');
+    const sent = traced.map((headers) => headers.traceparent);
     assert.ok(sent.length > 0);
     for (const traceparent of sent) {
       assert.match(String(traceparent), new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-01$`));
       assert.notEqual(String(traceparent).split('-')[2], CALLER_SPAN_ID);
     }
-    assert.equal(platformHeaders[0]?.tracestate, 'caller=1');
+    assert.equal(traced[0]?.tracestate, 'caller=1');
 
     // The request's log line names the trace.
     const line = stdout

@@ -86,7 +86,7 @@ describe('usage through Redis across gateway processes: kills, shutdowns, takeov
         USAGE_SPOOL_DIR: spool.path,
       }),
     });
-    const url = (await group.waitForOutput(/Gateway listening on (http:\/\/\S+)\n/, 45_000))[1] ?? '';
+    const url = (await group.waitForOutput(/Gateway listening on (http:\/\/\S+)\n/, 45_000, 'stderr'))[1] ?? '';
     const instance = { group, url, startedAt };
     instances.push(instance);
     return instance;
