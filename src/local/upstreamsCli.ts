@@ -38,9 +38,11 @@ async function main(): Promise<number> {
   }
   const upstreams = await startLocalUpstreams({ dataDir: localDataDir });
   process.stdout.write(`${upstreamsLines(upstreams).join('\n')}\n`);
+  // Handlers stay: a signal to the process group reaches it twice (directly and through npm), and
+  // the second must not end it by default before the key service has let go of its data directory.
   const signal = await new Promise<NodeJS.Signals>((done) => {
-    process.once('SIGTERM', done);
-    process.once('SIGINT', done);
+    process.on('SIGTERM', done);
+    process.on('SIGINT', done);
   });
   process.stderr.write(`upstreams: ${signal}, stopping\n`);
   await upstreams.close();
