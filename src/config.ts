@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { TelemetryEnv, type TracingConfig, tracingConfig } from './telemetry/telemetryConfig.js';
 
@@ -93,6 +94,12 @@ const EnvSchema = z.object({
   REDIS_SENTINELS: z.preprocess(emptyAsUndefined, hostPortList('REDIS_SENTINELS')),
   REDIS_SENTINEL_NAME: z.preprocess(emptyAsUndefined, z.string().trim().optional()),
   REDIS_CLUSTER_NODES: z.preprocess(emptyAsUndefined, hostPortList('REDIS_CLUSTER_NODES')),
+  // For the Redis servers (all three forms); credentials in REDIS_URL take precedence.
+  REDIS_USERNAME: z.preprocess(emptyAsUndefined, z.string().optional()),
+  REDIS_PASSWORD: z.preprocess(emptyAsUndefined, z.string().optional()),
+  REDIS_SENTINEL_PASSWORD: z.preprocess(emptyAsUndefined, z.string().optional()),
+  REDIS_TLS: z.preprocess(emptyAsUndefined, z.enum(['0', '1'], { message: 'REDIS_TLS must be 0 or 1' }).optional()),
+  REDIS_TLS_CA_FILE: z.preprocess(emptyAsUndefined, z.string().trim().optional()),
   RATE_LIMIT_REQUESTS: z.preprocess(emptyAsUndefined, integer('RATE_LIMIT_REQUESTS', 600, 1, 1_000_000)),
   RATE_LIMIT_WINDOW_SECONDS: z.preprocess(emptyAsUndefined, integer('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400)),
   CACHE_TTL_SECONDS: z.preprocess(emptyAsUndefined, integer('CACHE_TTL_SECONDS', 30, 0, 3600)),
@@ -138,11 +145,26 @@ export interface HostPort {
   readonly port: number;
 }
 
+/** How to talk to the Redis servers: credentials (an ACL user, or `default` with only a password) and TLS. */
+export interface RedisAccess {
+  readonly username?: string;
+  readonly password?: string;
+  /** TLS to every server and sentinel; `ca`: the PEM certificates to trust instead of the system's. */
+  readonly tls?: { readonly ca?: string };
+}
+
 /** Where the shared Redis is: one server, a master found through sentinels, or a cluster. */
-export type RedisTarget =
-  | { readonly kind: 'server'; readonly url: string }
-  | { readonly kind: 'sentinel'; readonly sentinels: readonly HostPort[]; readonly name: string }
-  | { readonly kind: 'cluster'; readonly nodes: readonly HostPort[] };
+export type RedisTarget = RedisAccess &
+  (
+    | { readonly kind: 'server'; readonly url: string }
+    | {
+        readonly kind: 'sentinel';
+        readonly sentinels: readonly HostPort[];
+        readonly name: string;
+        readonly sentinelPassword?: string;
+      }
+    | { readonly kind: 'cluster'; readonly nodes: readonly HostPort[] }
+  );
 
 export interface Config {
   readonly port: number;
@@ -219,6 +241,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (Boolean(e.REDIS_SENTINELS) !== Boolean(e.REDIS_SENTINEL_NAME)) {
     problems.push('REDIS_SENTINELS and REDIS_SENTINEL_NAME (the master group the sentinels watch) go together');
   }
+  let ca: string | undefined;
+  if (e.REDIS_TLS_CA_FILE !== undefined) {
+    try {
+      ca = readFileSync(e.REDIS_TLS_CA_FILE, 'utf8');
+    } catch (err: unknown) {
+      problems.push(`REDIS_TLS_CA_FILE cannot be read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const upstreams =
@@ -235,7 +265,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     upstreams,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     logLevel: e.LOG_LEVEL,
-    redis: redisTarget(e.REDIS_URL, e.REDIS_SENTINELS, e.REDIS_SENTINEL_NAME, e.REDIS_CLUSTER_NODES),
+    redis: redisTarget(e, {
+      ...(e.REDIS_USERNAME === undefined ? {} : { username: e.REDIS_USERNAME }),
+      ...(e.REDIS_PASSWORD === undefined ? {} : { password: e.REDIS_PASSWORD }),
+      ...(e.REDIS_TLS === '1' || ca !== undefined ? { tls: ca === undefined ? {} : { ca } } : {}),
+    }),
     rateLimit: Object.freeze({ requests: e.RATE_LIMIT_REQUESTS, windowSeconds: e.RATE_LIMIT_WINDOW_SECONDS }),
     cacheTtlSeconds: e.CACHE_TTL_SECONDS,
     localDataDir: e.LOCAL_DATA_DIR,
@@ -252,14 +286,19 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   });
 }
 
-function redisTarget(
-  url: string | undefined,
-  sentinels: HostPort[] | undefined,
-  name: string | undefined,
-  nodes: HostPort[] | undefined,
-): RedisTarget | null {
-  if (url !== undefined) return Object.freeze({ kind: 'server', url });
-  if (sentinels !== undefined && name !== undefined) return Object.freeze({ kind: 'sentinel', sentinels, name });
-  if (nodes !== undefined) return Object.freeze({ kind: 'cluster', nodes });
+function redisTarget(e: z.infer<typeof EnvSchema>, access: RedisAccess): RedisTarget | null {
+  const { REDIS_URL: url, REDIS_SENTINELS: sentinels, REDIS_SENTINEL_NAME: name, REDIS_CLUSTER_NODES: nodes } = e;
+  if (url !== undefined) return Object.freeze({ kind: 'server', url, ...access });
+  if (sentinels !== undefined && name !== undefined) {
+    const sentinelPassword = e.REDIS_SENTINEL_PASSWORD;
+    return Object.freeze({
+      kind: 'sentinel',
+      sentinels,
+      name,
+      ...access,
+      ...(sentinelPassword === undefined ? {} : { sentinelPassword }),
+    });
+  }
+  if (nodes !== undefined) return Object.freeze({ kind: 'cluster', nodes, ...access });
   return null;
 }

@@ -100,6 +100,36 @@ describe('config', () => {
     });
   });
 
+  it("takes Redis credentials and TLS for every form, the sentinels' own password apart", () => {
+    const access = { REDIS_USERNAME: 'gateway', REDIS_PASSWORD: 'secret', REDIS_TLS: '1' };
+    assert.deepEqual(loadConfig({ ...access, REDIS_URL: 'redis://10.0.0.1:6379' }).redis, {
+      kind: 'server',
+      url: 'redis://10.0.0.1:6379',
+      username: 'gateway',
+      password: 'secret',
+      tls: {},
+    });
+    assert.deepEqual(
+      loadConfig({ ...access, REDIS_SENTINELS: 'a:26379', REDIS_SENTINEL_NAME: 'g', REDIS_SENTINEL_PASSWORD: 's' })
+        .redis,
+      {
+        kind: 'sentinel',
+        sentinels: [{ host: 'a', port: 26379 }],
+        name: 'g',
+        username: 'gateway',
+        password: 'secret',
+        tls: {},
+        sentinelPassword: 's',
+      },
+    );
+    assert.deepEqual(problemsOf({ REDIS_URL: 'redis://a:6379', REDIS_TLS: 'yes' }), [
+      'REDIS_TLS: REDIS_TLS must be 0 or 1',
+    ]);
+    assert.deepEqual(problemsOf({ REDIS_URL: 'rediss://a:6379', REDIS_TLS_CA_FILE: '/nonexistent/ca.pem' }), [
+      'REDIS_TLS_CA_FILE cannot be read (ENOENT)',
+    ]);
+  });
+
   it('refuses two Redis targets at once, sentinels without their master name, and bad host:port lists', () => {
     assert.deepEqual(problemsOf({ REDIS_URL: 'redis://127.0.0.1:6380', REDIS_CLUSTER_NODES: 'a:7000' }), [
       'REDIS_URL, REDIS_SENTINELS and REDIS_CLUSTER_NODES exclude each other: set at most one',

@@ -1,3 +1,4 @@
+import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisTarget } from '../config.js';
@@ -94,14 +95,23 @@ export function redisReady(connection: RedisConnection): boolean {
 }
 
 function build(target: RedisTarget): RedisConnection {
+  // Credentials and TLS for every server; a URL's own credentials come first (ioredis reads the URL first).
+  const access = {
+    ...(target.username === undefined ? {} : { username: target.username }),
+    ...(target.password === undefined ? {} : { password: target.password }),
+    ...(target.tls === undefined ? {} : { tls: tlsOptions(target.tls) }),
+  } satisfies RedisOptions;
   switch (target.kind) {
     case 'server':
-      return new Redis(target.url, SERVER_OPTIONS);
+      return new Redis(target.url, { ...SERVER_OPTIONS, ...access });
     case 'sentinel':
       return new Redis({
         ...SERVER_OPTIONS,
+        ...access,
         sentinels: target.sentinels.map(({ host, port }) => ({ host, port })),
         name: target.name,
+        ...(target.sentinelPassword === undefined ? {} : { sentinelPassword: target.sentinelPassword }),
+        ...(target.tls === undefined ? {} : { enableTLSForSentinelMode: true, sentinelTLS: tlsOptions(target.tls) }),
         reconnectOnError: (err: Error) => err.message.startsWith('READONLY'),
         sentinelRetryStrategy: reconnectDelay,
       });
@@ -116,8 +126,13 @@ function build(target: RedisTarget): RedisConnection {
           retryDelayOnMoved: 0,
           retryDelayOnFailover: 50,
           retryDelayOnClusterDown: 50,
-          redisOptions: SERVER_OPTIONS,
+          redisOptions: { ...SERVER_OPTIONS, ...access },
         },
       );
   }
+}
+
+/** The CA given, or the system's; the server's name is checked against its certificate. */
+function tlsOptions(tls: NonNullable<RedisTarget['tls']>): ConnectionOptions {
+  return tls.ca === undefined ? {} : { ca: tls.ca };
 }

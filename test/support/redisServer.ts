@@ -120,7 +120,8 @@ async function spawnRedis(
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`redis-server exited at start: ${output.slice(-500)}`);
     try {
-      if ((await sendCommand(port, ['PING'])) === '+PONG') return child;
+      // A server that requires a password answers NOAUTH: it is up all the same.
+      if (/^(\+PONG|-NOAUTH)/.test(await sendCommand(port, ['PING']))) return child;
     } catch {
       // not listening yet
     }

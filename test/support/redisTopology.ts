@@ -21,7 +21,12 @@ export interface SentinelSet {
 
 export const SENTINEL_MASTER_NAME = 'gatewaymaster';
 
-export async function startSentinelSet(): Promise<SentinelSet> {
+/** `password`: the master's and replica's (requirepass, masterauth); `sentinelPassword`: the sentinels' own. */
+export async function startSentinelSet(
+  options: { password?: string; sentinelPassword?: string } = {},
+): Promise<SentinelSet> {
+  const { password, sentinelPassword } = options;
+  const auth = password === undefined ? [] : ['--requirepass', password, '--masterauth', password];
   const dir = await tempDir('gateway-sentinel-');
   const started: RedisServer[] = [];
   const stop = async () => {
@@ -32,14 +37,14 @@ export async function startSentinelSet(): Promise<SentinelSet> {
     // Replication writes RDB files: each server into its own temporary folder, not the working directory.
     const [masterDir, replicaDir] = [join(dir.path, 'master'), join(dir.path, 'replica')];
     await Promise.all([mkdir(masterDir), mkdir(replicaDir)]);
-    const master = await startRedisServer({ args: ['--dir', masterDir] });
+    const master = await startRedisServer({ args: ['--dir', masterDir, ...auth] });
     started.push(master);
     const replica = await startRedisServer({
-      args: ['--dir', replicaDir, '--replicaof', '127.0.0.1', String(master.port)],
+      args: ['--dir', replicaDir, '--replicaof', '127.0.0.1', String(master.port), ...auth],
     });
     started.push(replica);
     await waitFor(
-      () => info(replica.port, 'replication'),
+      () => info(replica.port, 'replication', password),
       (text) => text.includes('master_link_status:up'),
     );
     const sentinels: RedisServer[] = [];
@@ -52,6 +57,8 @@ export async function startSentinelSet(): Promise<SentinelSet> {
           `sentinel monitor ${SENTINEL_MASTER_NAME} 127.0.0.1 ${master.port} 1`,
           `sentinel down-after-milliseconds ${SENTINEL_MASTER_NAME} 500`,
           `sentinel failover-timeout ${SENTINEL_MASTER_NAME} 2000`,
+          ...(password === undefined ? [] : [`sentinel auth-pass ${SENTINEL_MASTER_NAME} ${password}`]),
+          ...(sentinelPassword === undefined ? [] : [`requirepass ${sentinelPassword}`]),
           '',
         ].join('\n'),
       );
@@ -62,7 +69,12 @@ export async function startSentinelSet(): Promise<SentinelSet> {
     // Both sentinels know the replica, so either can promote it.
     for (const sentinel of sentinels) {
       await waitFor(
-        () => withClient(sentinel.port, (client) => client.call('SENTINEL', 'REPLICAS', SENTINEL_MASTER_NAME)),
+        () =>
+          withClient(
+            sentinel.port,
+            (client) => client.call('SENTINEL', 'REPLICAS', SENTINEL_MASTER_NAME),
+            sentinelPassword,
+          ),
         (replicas) => Array.isArray(replicas) && replicas.length === 1,
       );
     }
@@ -114,9 +126,15 @@ export async function startRedisCluster(): Promise<RedisCluster> {
   }
 }
 
-/** One command on a short-lived admin connection. */
-export async function withClient<T>(port: number, use: (client: Redis) => Promise<T>): Promise<T> {
-  const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+/** One command on a short-lived admin connection (with the server's password, when it has one). */
+export async function withClient<T>(port: number, use: (client: Redis) => Promise<T>, password?: string): Promise<T> {
+  const client = new Redis({
+    port,
+    host: '127.0.0.1',
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    ...(password === undefined ? {} : { password }),
+  });
   try {
     await client.connect();
     return await use(client);
@@ -125,8 +143,8 @@ export async function withClient<T>(port: number, use: (client: Redis) => Promis
   }
 }
 
-function info(port: number, section: string): Promise<string> {
-  return withClient(port, (client) => client.info(section));
+function info(port: number, section: string, password?: string): Promise<string> {
+  return withClient(port, (client) => client.info(section), password);
 }
 
 async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, withinMs = 15_000): Promise<void> {
