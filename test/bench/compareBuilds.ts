@@ -1,40 +1,53 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { startBenchChild } from './benchChild.js';
+import type { UpstreamsReady } from './childMessages.js';
 import { runLoad } from './load.js';
 
 /**
- * Two builds of the gateway side by side, to show that a change made the warm path no
- * worse: each directory is a checkout whose `npm run build` has been run (an older commit
- * in a git worktree with its own `npm ci`). Each gateway runs as `npm start` runs it, on its
- * own embedded upstreams, and takes the same warm load in alternating rounds; the figure is
+ * Two builds of the gateway side by side, to show that a change made it no worse: each
+ * directory is a checkout whose `npm run build` has been run (an older commit unpacked
+ * with its own `npm ci`). Both gateways run as `npm start` runs them, against one local
+ * platform and key service in a process of their own (this checkout's), so each server's
+ * CPU is its own work alone. They take the same load in alternating rounds; the figure is
  * the server's CPU per request (its utime + stime from /proc, so Linux only), with the
  * per-round ratio B ÷ A, since a shared machine moves both sides together within a round.
  *
- *   node --import tsx test/bench/compareBuilds.ts <checkout A> <checkout B> [--rounds 6] [--seconds 4]
+ * Warm (default): 32 connections on the bench's URL, a cache hit after the first call.
+ * `--cold`: the same URL with CACHE_TTL_SECONDS=0 on one connection, so every request is
+ * a miss and a platform call, as the bench's cold rows.
+ *
+ *   node --import tsx test/bench/compareBuilds.ts <checkout A> <checkout B> [--cold] [--rounds 6] [--seconds 4]
  */
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
-  options: { rounds: { type: 'string', default: '6' }, seconds: { type: 'string', default: '4' } },
+  options: {
+    rounds: { type: 'string', default: '6' },
+    seconds: { type: 'string', default: '4' },
+    cold: { type: 'boolean', default: false },
+  },
 });
 if (positionals.length !== 2)
-  throw new Error('usage: compareBuilds.ts <checkout A> <checkout B> [--rounds N] [--seconds S]');
+  throw new Error('usage: compareBuilds.ts <checkout A> <checkout B> [--cold] [--rounds N] [--seconds S]');
 const ROUNDS = Number(values.rounds);
 const SECONDS = Number(values.seconds);
-const CONNECTIONS = 32;
-/** The bench's warm URL: a cache hit after the first call. */
-const WARM_PATH = '/v1/api/keywords?site=acme.com&limit=5';
+const COLD = values.cold;
+const CONNECTIONS = COLD ? 1 : 32;
+/** The bench's warm URL: a cache hit after the first call (with the cache on). */
+const BENCH_PATH = '/v1/api/keywords?site=acme.com&limit=5';
 /** Kernel clock ticks per second as /proc reports CPU time (USER_HZ, 100 on Linux). */
 const TICKS_PER_SECOND = 100;
+const START_TIMEOUT_MS = 30_000;
 
 interface Gateway {
   readonly name: string;
   readonly child: ChildProcess;
   readonly url: string;
-  readonly key: string;
   readonly scratch: string;
 }
 
@@ -43,77 +56,109 @@ function cpuMicros(pid: number): number {
   return ((Number(fields[11]) + Number(fields[12])) * 1_000_000) / TICKS_PER_SECOND;
 }
 
-/** Starts `dir`'s dist/main.js with the start script's flags; resolves once its banner names the demo key. */
-function start(dir: string, port: number): Promise<Gateway> {
+/** A port free right now (the machine is shared: fixed ports collide). */
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => (typeof address === 'object' && address ? done(address.port) : fail(new Error('no port'))));
+    });
+  });
+}
+
+/** Starts `dir`'s dist/main.js with the start script's flags; resolves once it answers /healthz. */
+async function start(dir: string, upstreams: UpstreamsReady): Promise<Gateway> {
+  const port = await freePort();
   const scratch = mkdtempSync(join(tmpdir(), 'compare-builds-'));
   const child = spawn('node', ['--enable-source-maps', '--heap-growing-percent=50', 'dist/main.js'], {
     cwd: dir,
     env: {
-      ...process.env,
+      PATH: process.env.PATH ?? '',
       HOST: '127.0.0.1',
       PORT: String(port),
-      LOCAL_DATA_DIR: join(scratch, 'data'),
+      PLATFORM_GRAPHQL_URL: upstreams.platform.url,
+      PLATFORM_TOKEN: upstreams.platform.token,
+      KEY_SERVICE_URL: upstreams.keyService.url,
+      KEY_SERVICE_TOKEN: upstreams.keyService.token,
       USAGE_SPOOL_DIR: join(scratch, 'spool'),
       // Measured, never refused: a 429 would end the comparison.
       RATE_LIMIT_REQUESTS: '1000000',
       LOG_LEVEL: 'info',
+      ...(COLD ? { CACHE_TTL_SECONDS: '0' } : {}),
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
-  return new Promise((done, fail) => {
-    let banner = '';
-    const onData = (chunk: Buffer) => {
-      banner += chunk.toString();
-      const key = /atl_[A-Za-z0-9_]+/.exec(banner)?.[0];
-      if (key === undefined) return;
-      child.stdout?.off('data', onData);
-      child.stdout?.resume(); // the request log: read and dropped
-      done({ name: dir, child, url: `http://127.0.0.1:${port}`, key, scratch });
-    };
-    child.stdout?.on('data', onData);
-    child.once('exit', (code) => fail(new Error(`${dir}: gateway exited with ${code} before its banner`)));
-  });
+  child.stdout?.resume(); // the request log: read and dropped
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`${dir}: gateway exited with ${child.exitCode}`);
+    const up = await fetch(`${url}/healthz`).then(
+      (res) => res.ok,
+      () => false,
+    );
+    if (up) return { name: dir, child, url, scratch };
+    await new Promise((done) => setTimeout(done, 200));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`${dir}: no /healthz within ${START_TIMEOUT_MS} ms`);
 }
 
-async function measure(gateway: Gateway, seconds: number): Promise<number> {
+async function measure(gateway: Gateway, key: string, seconds: number): Promise<number> {
   const pid = gateway.child.pid;
   if (pid === undefined) throw new Error(`${gateway.name}: no pid`);
   const before = cpuMicros(pid);
   const result = await runLoad({
-    url: `${gateway.url}${WARM_PATH}`,
+    url: `${gateway.url}${BENCH_PATH}`,
     connections: CONNECTIONS,
     seconds,
-    headers: { authorization: `Bearer ${gateway.key}` },
+    headers: { authorization: `Bearer ${key}` },
   });
   if (result.non2xx + result.errors + result.timeouts > 0) throw new Error(`${gateway.name}: answers outside 2xx`);
   return (cpuMicros(pid) - before) / result.requests;
 }
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
+const spread = (values: number[]): string => `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`;
 
-const gateways = [
-  await start(resolve(positionals[0] ?? ''), 4101),
-  await start(resolve(positionals[1] ?? ''), 4102),
-] as const;
+const dataDir = mkdtempSync(join(tmpdir(), 'compare-builds-upstreams-'));
+const upstreams = await startBenchChild<UpstreamsReady>({
+  name: 'upstreams',
+  module: './upstreamsProcess.ts',
+  args: [dataDir],
+  env: {},
+  stdout: 'ignore',
+});
+const gateways: Gateway[] = [];
 try {
-  for (const gateway of gateways) await measure(gateway, 2); // warm-up: caches, JIT
+  gateways.push(await start(resolve(positionals[0] ?? ''), upstreams.ready));
+  gateways.push(await start(resolve(positionals[1] ?? ''), upstreams.ready));
+  const key = upstreams.ready.demoKey;
+  for (const gateway of gateways) await measure(gateway, key, 2); // warm-up: caches, JIT
   const perRequest: [number[], number[]] = [[], []];
   const sides = [0, 1] as const;
+  console.log(`${COLD ? 'cold (cache off, 1 connection)' : 'warm (cache hits, 32 connections)'}`);
   for (let round = 0; round < ROUNDS; round++) {
     // Each round starts with the other side, so neither always follows the same one.
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
-      const micros = await measure(gateways[side], SECONDS);
+      const micros = await measure(gateways[side] as Gateway, key, SECONDS);
       perRequest[side].push(micros);
       console.log(`round ${round + 1}/${ROUNDS} ${'AB'[side]}: ${micros.toFixed(1)} µs of CPU per request`);
     }
   }
   const ratios = perRequest[1].map((b, round) => b / (perRequest[0][round] ?? NaN));
-  console.log(`A ${gateways[0].name}: median ${median(perRequest[0]).toFixed(1)} µs per request`);
-  console.log(`B ${gateways[1].name}: median ${median(perRequest[1]).toFixed(1)} µs per request`);
-  console.log(`B ÷ A per round: ${ratios.map((r) => r.toFixed(2)).join(' ')}; median ${median(ratios).toFixed(2)}`);
+  const differences = perRequest[1].map((b, round) => b - (perRequest[0][round] ?? NaN));
+  console.log(`A ${gateways[0]?.name}: median ${median(perRequest[0]).toFixed(1)} µs per request`);
+  console.log(`B ${gateways[1]?.name}: median ${median(perRequest[1]).toFixed(1)} µs per request`);
+  console.log(`B − A per round: median ${median(differences).toFixed(1)} µs (${spread(differences)})`);
+  console.log(
+    `B ÷ A per round: ${ratios.map((r) => r.toFixed(2)).join(' ')}; median ${median(ratios).toFixed(2)} (${spread(ratios)})`,
+  );
 } finally {
   for (const gateway of gateways) {
     gateway.child.kill('SIGTERM');
     rmSync(gateway.scratch, { recursive: true, force: true });
   }
+  await upstreams.stop();
+  rmSync(dataDir, { recursive: true, force: true });
 }
