@@ -45,12 +45,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     max: options.maxEntries ?? 10_000,
     maxSize: options.maxBytes ?? 64 * 1024 * 1024,
     sizeCalculation: (entry, key) =>
-      Buffer.byteLength(entry.stored.answer.body) +
-      entry.stored.answer.etag.length +
-      entry.stored.frameHash.length +
-      // the key, and the one other spelling whose tag the entry remembers (no longer than the key)
-      key.length * 4 +
-      ENTRY_OVERHEAD_BYTES,
+      Buffer.byteLength(entry.stored.body) + entry.stored.etag.length + key.length * 2 + ENTRY_OVERHEAD_BYTES,
   });
   const loads = new Map<string, Promise<StoredAnswer>>();
 
