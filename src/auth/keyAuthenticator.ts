@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
 import { UpstreamError } from '../errors.js';
-import type { KeyEventStream, KeyServiceClient, KeyServiceEvent, Verification } from '../upstream/keyServiceClient.js';
+import type { KeyServiceClient } from '../upstream/keyServiceClient.js';
+import type { KeyEventStream, KeyServiceEvent, Verification } from '../upstream/keyServiceContract.js';
 import { describe } from '../upstream/upstreamFailure.js';
 import type { ClaimOutcome, UsageLedger } from '../usage/usageLedger.js';
 import { authFailure } from './authFailures.js';

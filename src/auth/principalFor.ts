@@ -1,4 +1,4 @@
-import type { Verification } from '../upstream/keyServiceClient.js';
+import type { Verification } from '../upstream/keyServiceContract.js';
 import { ceilingReached } from '../usage/usageLedger.js';
 import { authFailure } from './authFailures.js';
 import type { WellFormedKey } from './keyFormat.js';

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { Verification } from '../upstream/keyServiceClient.js';
+import type { Verification } from '../upstream/keyServiceContract.js';
 import type { SnapshotMarks } from '../usage/usageLedger.js';
 
 /**

@@ -1,7 +1,7 @@
 import Bottleneck from 'bottleneck';
 import { LRUCache } from 'lru-cache';
 import { UpstreamError } from '../errors.js';
-import type { Verification } from '../upstream/keyServiceClient.js';
+import type { Verification } from '../upstream/keyServiceContract.js';
 
 /**
  * Who waits for the key service, in which order. A key's form and checksum are public

@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import { UpstreamError, type UpstreamFailure } from '../errors.js';
 import { followEventStream, type KeyEventStreamOptions } from './keyEventFollower.js';
 import {
@@ -14,15 +13,6 @@ import {
 } from './keyServiceContract.js';
 import { failureFromStatus, failureFromThrown } from './upstreamFailure.js';
 import { createUpstreamHttp, type UpstreamAnswer } from './upstreamHttp.js';
-
-// The contract's types the rest of the gateway has always imported from the client.
-export type {
-  KeyEventHandlers,
-  KeyEventStream,
-  KeyServiceEvent,
-  UsageEvent,
-  Verification,
-} from './keyServiceContract.js';
 
 /**
  * The calls to the internal key service (key-service.md): verify a key by its hash,
@@ -103,7 +93,7 @@ export function createKeyServiceClient(options: KeyServiceClientOptions): KeySer
       if (parsed.data.key.organizationId !== parsed.data.organization.id) {
         throw new UpstreamError('key-service', 'bad_answer', `${call}: key and organization disagree`);
       }
-      return toVerification(parsed.data);
+      return parsed.data;
     });
   }
 
@@ -136,29 +126,6 @@ export function createKeyServiceClient(options: KeyServiceClientOptions): KeySer
 function headerText(answer: UpstreamAnswer, name: string): string | null {
   const value = answer.headers[name];
   return Array.isArray(value) ? value.join(', ') : (value ?? null);
-}
-
-function toVerification(data: z.infer<typeof VerificationSchema>): Verification {
-  return {
-    key: {
-      id: data.key.id,
-      organizationId: data.key.organizationId,
-      prefix: data.key.prefix,
-      permissions: data.key.permissions,
-      expiresAt: new Date(data.key.expiresAt),
-      revokedAt: data.key.revokedAt === null ? null : new Date(data.key.revokedAt),
-    },
-    organization: {
-      id: data.organization.id,
-      plan: data.organization.plan,
-      usage: {
-        periodStart: new Date(data.organization.usage.periodStart),
-        periodEnd: new Date(data.organization.usage.periodEnd),
-        used: data.organization.usage.used,
-        ceiling: data.organization.usage.ceiling,
-      },
-    },
-  };
 }
 
 function errorName(json: unknown): string {

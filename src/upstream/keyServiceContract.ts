@@ -5,33 +5,6 @@ import { z } from 'zod';
  * and as the zod schemas every answer is checked against before anything reads it.
  */
 
-export interface KeyRecord {
-  readonly id: string;
-  readonly organizationId: string;
-  readonly prefix: string;
-  readonly permissions: readonly string[];
-  readonly expiresAt: Date;
-  readonly revokedAt: Date | null;
-}
-
-export interface OrganizationRecord {
-  readonly id: string;
-  readonly plan: string;
-  readonly usage: {
-    readonly periodStart: Date;
-    readonly periodEnd: Date;
-    readonly used: number;
-    /** null: the organization has no ceiling. */
-    readonly ceiling: number | null;
-  };
-}
-
-/** What `POST /v1/keys/verify` says about a hash: any key with it, expired and revoked ones included. */
-export interface Verification {
-  readonly key: KeyRecord;
-  readonly organization: OrganizationRecord;
-}
-
 /** One successful public call, as `POST /v1/usage` takes it. `id` (a uuid) makes it idempotent. */
 export interface UsageEvent {
   readonly id: string;
@@ -40,13 +13,6 @@ export interface UsageEvent {
   readonly route: string;
   /** RFC 3339, UTC. */
   readonly at: string;
-}
-
-export interface UsageReceipt {
-  /** New events counted. */
-  readonly accepted: number;
-  /** Events the service already knew (sent before). */
-  readonly duplicates: number;
 }
 
 export type KeyServiceEvent =
@@ -73,8 +39,15 @@ export interface KeyEventStream {
   close(): Promise<void>;
 }
 
-const time = z.string().refine((value) => !Number.isNaN(Date.parse(value)), 'not a time');
+const time = z
+  .string()
+  .refine((value) => !Number.isNaN(Date.parse(value)), 'not a time')
+  .transform((value) => new Date(value));
 
+/**
+ * What `POST /v1/keys/verify` says about a hash: any key with it, expired and revoked ones
+ * included; an organization's `ceiling` null means it has none.
+ */
 export const VerificationSchema = z.object({
   key: z.object({
     id: z.string().min(1),
@@ -97,7 +70,11 @@ export const VerificationSchema = z.object({
 });
 
 export const UnknownKeySchema = z.object({ error: z.literal('unknown_key') });
+export type Verification = z.output<typeof VerificationSchema>;
+
+/** `accepted`: new events counted; `duplicates`: events the service already knew (sent before). */
 export const UsageReceiptSchema = z.object({ accepted: z.number().int().min(0), duplicates: z.number().int().min(0) });
+export type UsageReceipt = z.output<typeof UsageReceiptSchema>;
 export const KeyRevokedSchema = z.object({
   keyId: z.string(),
   keyHash: z.string().regex(/^[0-9a-f]{64}$/),

@@ -1,5 +1,5 @@
 import { UpstreamError } from '../errors.js';
-import type { UsageEvent } from '../upstream/keyServiceClient.js';
+import type { UsageEvent } from '../upstream/keyServiceContract.js';
 
 /** One successful public call, as the key service's `POST /v1/usage` takes it: the client's own type. */
 export type { UsageEvent };

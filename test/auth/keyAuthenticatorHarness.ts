@@ -8,12 +8,8 @@ import {
 } from '../../src/auth/keyAuthenticator.js';
 import type { PresentedCredentials } from '../../src/auth/principal.js';
 import { ApiError, type UpstreamError } from '../../src/errors.js';
-import type {
-  KeyEventHandlers,
-  KeyServiceClient,
-  KeyServiceEvent,
-  Verification,
-} from '../../src/upstream/keyServiceClient.js';
+import type { KeyServiceClient } from '../../src/upstream/keyServiceClient.js';
+import type { KeyEventHandlers, KeyServiceEvent, Verification } from '../../src/upstream/keyServiceContract.js';
 import { type Admission, createUsageLedger, type LocalUsageLedger } from '../../src/usage/usageLedger.js';
 import { FIXED_NOW } from '../support/fakeServices.js';
 import {

@@ -5,7 +5,7 @@ import { createApp } from '../../src/app.js';
 import { withFailedKeyBudget } from '../../src/auth/failedKeyBudget.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { urlHoldsKey } from '../../src/auth/keyInUrl.js';
-import type { Verification } from '../../src/upstream/keyServiceClient.js';
+import type { Verification } from '../../src/upstream/keyServiceContract.js';
 import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { FIXED_NOW, fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';

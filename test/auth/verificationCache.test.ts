@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createVerificationCache } from '../../src/auth/verificationCache.js';
-import type { Verification } from '../../src/upstream/keyServiceClient.js';
+import type { Verification } from '../../src/upstream/keyServiceContract.js';
 
 function verificationOf(organizationId: string): Verification {
   return {

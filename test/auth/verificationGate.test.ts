@@ -4,7 +4,7 @@ import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { createVerificationGate, type Verify } from '../../src/auth/verificationGate.js';
 import { toApiError, UpstreamError } from '../../src/errors.js';
-import type { Verification } from '../../src/upstream/keyServiceClient.js';
+import type { Verification } from '../../src/upstream/keyServiceContract.js';
 import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { FIXED_NOW, fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';

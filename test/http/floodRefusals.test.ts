@@ -9,7 +9,7 @@ import { createAnswerCache } from '../../src/cache/createAnswerCache.js';
 import { UpstreamError } from '../../src/errors.js';
 import { REFUSAL_DELAY_MS } from '../../src/http/refusalDelay.js';
 import { createRefusalLog } from '../../src/http/refusalLog.js';
-import type { Verification } from '../../src/upstream/keyServiceClient.js';
+import type { Verification } from '../../src/upstream/keyServiceContract.js';
 import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';

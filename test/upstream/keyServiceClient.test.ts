@@ -6,9 +6,9 @@ import { UpstreamError } from '../../src/errors.js';
 import {
   createKeyServiceClient,
   type KeyServiceCall,
-  type KeyServiceEvent,
   UsageRejectedError,
 } from '../../src/upstream/keyServiceClient.js';
+import type { KeyServiceEvent } from '../../src/upstream/keyServiceContract.js';
 import { eventually } from '../support/eventually.js';
 import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
 import { keyHashOf, testKey, verifyAnswer } from '../support/keys.js';
