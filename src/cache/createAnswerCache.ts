@@ -2,7 +2,6 @@ import { LRUCache } from 'lru-cache';
 import { UpstreamError } from '../errors.js';
 import type { AnswerCache, CacheResult } from './answerCache.js';
 import { answerFor, type StoredAnswer, serializeAnswer } from './serializeAnswer.js';
-import { uncachedAnswers } from './uncachedAnswers.js';
 
 export interface AnswerCacheOptions {
   /** CACHE_TTL_SECONDS: how long an answer is served without asking the platform. 0 turns the cache off. */
@@ -37,7 +36,13 @@ const ENTRY_OVERHEAD_BYTES = 128;
  * failed load rejects every waiter and leaves nothing behind.
  */
 export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
-  if (options.ttlSeconds <= 0) return uncachedAnswers();
+  if (options.ttlSeconds <= 0) {
+    // No cache: every request loads afresh; nothing is kept.
+    return {
+      ttlSeconds: 0,
+      get: async (_key, load, site) => ({ answer: answerFor(serializeAnswer(await load()), site), status: 'miss' }),
+    };
+  }
   const ttlMs = options.ttlSeconds * 1000;
   const staleMs = (options.staleSeconds ?? 300) * 1000;
   const now = options.now ?? (() => new Date());

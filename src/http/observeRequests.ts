@@ -2,7 +2,6 @@ import type { Middleware, Next, ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
-import { routeLabel } from '../metrics/routeLabel.js';
 import { activeTraceId, endServerSpan, startServerSpan, tracingOn, withContext } from '../telemetry/spans.js';
 import { logRequest } from './logRequests.js';
 import { WATCH_PATHS } from './operationalRoutes.js';
@@ -69,7 +68,8 @@ export function observeRequests(
   };
   const record = (ctx: ParameterizedContext<AppState>, started: number, traceId: string | undefined): void => {
     const ms = performance.now() - started;
-    metrics.httpRequest(routeLabel(ctx), ctx.method, ctx.status, ms / 1000);
+    // A route pattern, never the raw path (unbounded caller input): only a path no route knows is `unmatched`.
+    metrics.httpRequest(ctx.state.route ?? 'unmatched', ctx.method, ctx.status, ms / 1000);
     // A refused caller who never showed a valid key may be one of a flood: its line is rationed.
     const refusal = ctx.state.refusal ?? (ctx.status >= 400 ? String(ctx.status) : undefined);
     if (

@@ -2,7 +2,6 @@ import type Router from '@koa/router';
 import type { RouterMiddleware } from '@koa/router';
 import type { AppState } from '../appState.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
-import { serveMetrics } from '../metrics/serveMetrics.js';
 import { serveDocsAsset, serveDocsPage } from '../openapi/serveDocs.js';
 import { serveOpenApi } from '../openapi/serveOpenApi.js';
 import type { Readiness } from './readiness.js';
@@ -62,6 +61,16 @@ export function addOperationalRoutes(
       handler,
     );
   }
+}
+
+/** GET /metrics: the Prometheus text exposition format. */
+function serveMetrics(metrics: GatewayMetrics): RouterMiddleware<AppState> {
+  return async (ctx) => {
+    const { contentType, text } = await metrics.exposition();
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = text;
+    ctx.set('Content-Type', contentType);
+  };
 }
 
 /** The process is up and answering: nothing is asked of any upstream. */

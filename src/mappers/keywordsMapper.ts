@@ -1,4 +1,4 @@
-import type { KeywordsPayload, PublicKeyword } from '../routes/payloadSchemas.js';
+import type { PublicKeyword } from '../routes/payloadSchemas.js';
 import { compareCodePoints } from './codePointOrder.js';
 import { toPublicPosition } from './position.js';
 
@@ -30,8 +30,4 @@ function byRankThenText(a: PublicKeyword, b: PublicKeyword): number {
   if (a.position === null && b.position !== null) return 1;
   if (a.position !== null && b.position === null) return -1;
   return compareCodePoints(a.keyword, b.keyword);
-}
-
-export function toKeywordsPayload(site: string, keywords: PublicKeyword[]): KeywordsPayload {
-  return { site, keywords };
 }

@@ -1,4 +1,4 @@
-import type { Mover, RankingsPayload } from '../routes/payloadSchemas.js';
+import type { Mover } from '../routes/payloadSchemas.js';
 import { compareCodePoints } from './codePointOrder.js';
 import { toPublicPosition } from './position.js';
 
@@ -41,8 +41,4 @@ export function toMovers(
   }
   moved.sort((a, b) => b.size - a.size || compareCodePoints(a.keyword, b.keyword));
   return moved.slice(0, limit).map(({ keyword, from, to, delta }) => ({ keyword, from, to, delta }));
-}
-
-export function toRankingsPayload(site: string, days: number, movers: Mover[]): RankingsPayload {
-  return { site, days, movers };
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { toKeywords, toKeywordsPayload } from '../mappers/keywordsMapper.js';
+import { toKeywords } from '../mappers/keywordsMapper.js';
 import { keywordsPayload } from './payloadSchemas.js';
 import { defineRoute } from './publicRoute.js';
 import { lenientPositiveInt, siteParameter } from './queryRules.js';
@@ -22,6 +22,6 @@ export const keywordsRoute = defineRoute({
   params: (query) => query,
   async load({ platform, organizationId }, { site, limit }) {
     const nodes = await fetchTrackedKeywords(platform, organizationId, site, limit);
-    return toKeywordsPayload(site, toKeywords(nodes, limit));
+    return { site, keywords: toKeywords(nodes, limit) };
   },
 });

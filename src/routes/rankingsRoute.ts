@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RankingsDocument } from '../generated/graphql.js';
-import { toMovers, toRankingsPayload } from '../mappers/rankingsMapper.js';
+import { toMovers } from '../mappers/rankingsMapper.js';
 import { rankingsPayload } from './payloadSchemas.js';
 import { defineRoute } from './publicRoute.js';
 import { lenientPositiveInt, siteParameter } from './queryRules.js';
@@ -34,6 +34,6 @@ export const rankingsRoute = defineRoute({
   async load({ platform, organizationId }, { site, days, limit, startDate }) {
     const answer = await platform.request(RankingsDocument, { organizationId, site, startDate });
     const match = singleSite(answer.organization);
-    return toRankingsPayload(site, days, toMovers(match.latest, match.start, limit));
+    return { site, days, movers: toMovers(match.latest, match.start, limit) };
   },
 });

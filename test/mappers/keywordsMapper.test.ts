@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { type TrackedKeywordNode, toKeywords, toKeywordsPayload } from '../../src/mappers/keywordsMapper.js';
+import { type TrackedKeywordNode, toKeywords } from '../../src/mappers/keywordsMapper.js';
 import { PUBLIC_KEYWORDS, TRACKED_KEYWORDS } from '../fixtures/trackedKeywords.js';
 
 const node = (keyword: string, position: number | null): TrackedKeywordNode => ({
@@ -93,12 +93,9 @@ describe('keywords mapper', () => {
     assert.deepEqual(toKeywords([], 5), []);
   });
 
-  it('writes each keyword and the payload with exactly the fields the spec lists', () => {
+  it('writes each keyword with exactly the fields the spec lists', () => {
     for (const keyword of toKeywords(TRACKED_KEYWORDS, 50)) {
       assert.deepEqual(Object.keys(keyword), ['keyword', 'position', 'unranked', 'volume', 'clusterLabel']);
     }
-    const payload = toKeywordsPayload('example', PUBLIC_KEYWORDS);
-    assert.deepEqual(payload, { site: 'example', keywords: PUBLIC_KEYWORDS });
-    assert.deepEqual(Object.keys(payload), ['site', 'keywords']);
   });
 });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { type RankEntry, type StartEntry, toMovers, toRankingsPayload } from '../../src/mappers/rankingsMapper.js';
+import { type RankEntry, type StartEntry, toMovers } from '../../src/mappers/rankingsMapper.js';
 import { EXPECTED_MOVERS, LATEST, START } from '../fixtures/rankSnapshots.js';
 
 const entry = (keywordId: string, keyword: string, position: number | null): RankEntry => ({
@@ -141,10 +141,7 @@ describe('rankings mapper', () => {
     assert.deepEqual(toMovers(LATEST, START, 1), EXPECTED_MOVERS.slice(0, 1));
   });
 
-  it('builds the payload with exactly site, days and movers', () => {
-    const payload = toRankingsPayload('example.com', 30, EXPECTED_MOVERS);
-    assert.deepEqual(payload, { site: 'example.com', days: 30, movers: EXPECTED_MOVERS });
-    assert.deepEqual(Object.keys(payload), ['site', 'days', 'movers']);
+  it('writes each mover with exactly keyword, from, to and delta', () => {
     for (const mover of toMovers(LATEST, START, 100))
       assert.deepEqual(Object.keys(mover), ['keyword', 'from', 'to', 'delta']);
   });

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { authFailure } from '../../src/auth/authFailures.js';
 import type { Authenticator, Principal } from '../../src/auth/principal.js';
-import { uncachedAnswers } from '../../src/cache/uncachedAnswers.js';
+import { createAnswerCache } from '../../src/cache/createAnswerCache.js';
 import type { RequestLimiter } from '../../src/limits/requestLimiter.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
 import type { Services } from '../../src/services.js';
@@ -65,7 +65,7 @@ export function fakeServices(overrides: Partial<Services> = {}): Services {
     now: () => FIXED_NOW,
     authenticator: fakeAuthenticator(),
     limiter: unlimitedLimiter(),
-    cache: uncachedAnswers(),
+    cache: createAnswerCache({ ttlSeconds: 0 }),
     usage: recordingUsage(),
     platform: createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 500 }),
     ...overrides,
