@@ -94,27 +94,18 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     labelNames: ['operation', 'failure'] as const,
     registers,
   });
-  // Counted once per request: plain numbers, handed to prom-client when scraped (its
-  // labelled inc() checks and hashes the labels on every call).
-  const cacheLookups = tallyCounter<CacheStatus, 'result'>(
-    `${PREFIX}cache_lookups_total`,
-    'Answer cache lookups, by result (hit, miss, stale).',
-    'result',
+  const cacheLookups = new Counter({
+    name: `${PREFIX}cache_lookups_total`,
+    help: 'Answer cache lookups, by result (hit, miss, stale).',
+    labelNames: ['result'] as const,
     registers,
-  );
-  const limiterDecisions = tallyCounter<LimiterOutcome, 'decision'>(
-    `${PREFIX}limiter_decisions_total`,
-    'Request limiter decisions (allowed, limited, unavailable).',
-    'decision',
+  });
+  const limiterDecisions = new Counter({
+    name: `${PREFIX}limiter_decisions_total`,
+    help: 'Request limiter decisions (allowed, limited, unavailable).',
+    labelNames: ['decision'] as const,
     registers,
-  );
-
-  /**
-   * Per (route, method, status): the histogram's label child, so a request pays one
-   * map lookup, not prom-client's label checks. Bounded: routes are patterns, Node's
-   * parser knows a fixed set of methods, statuses are few.
-   */
-  const httpTimers = new Map<string, Map<string, Map<number, { observe(value: number): void }>>>();
+  });
 
   let readLimiterAvailable: (() => boolean) | undefined;
   new Gauge({
@@ -161,23 +152,10 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
   return {
     registry,
     httpRequest(route, method, status, seconds) {
-      // Nested by label, so finding the child builds no key string.
-      let byMethod = httpTimers.get(route);
-      if (byMethod === undefined) {
-        byMethod = new Map();
-        httpTimers.set(route, byMethod);
-      }
-      let byStatus = byMethod.get(method);
-      if (byStatus === undefined) {
-        byStatus = new Map();
-        byMethod.set(method, byStatus);
-      }
-      let timer = byStatus.get(status);
-      if (timer === undefined) {
-        timer = httpSeconds.labels(route, method, String(status));
-        byStatus.set(status, timer);
-      }
-      timer.observe(seconds);
+      httpSeconds.observe(
+        { http_route: route, http_request_method: method, http_response_status_code: status },
+        seconds,
+      );
     },
     platformCall(operation, seconds, outcome) {
       platformSeconds.observe({ operation, outcome }, seconds);
@@ -187,8 +165,8 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
       keyServiceSeconds.observe({ operation, outcome }, seconds);
       if (outcome !== 'ok') keyServiceErrors.inc({ operation, failure: outcome });
     },
-    cacheLookup: cacheLookups,
-    limiterDecision: limiterDecisions,
+    cacheLookup: (result) => cacheLookups.inc({ result }),
+    limiterDecision: (decision) => limiterDecisions.inc({ decision }),
     observeLimiterAvailability(read) {
       readLimiterAvailable = read;
     },
@@ -207,32 +185,6 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     async exposition() {
       return { contentType: registry.contentType, text: await registry.metrics() };
     },
-  };
-}
-
-/**
- * A counter with one label whose values are counted in a plain map and set on the
- * prom-client counter at each scrape. Returns the function that counts one.
- */
-function tallyCounter<V extends string, L extends string>(
-  name: string,
-  help: string,
-  label: L,
-  registers: Registry[],
-): (value: V) => void {
-  const counts = new Map<V, number>();
-  new Counter<L>({
-    name,
-    help,
-    labelNames: [label],
-    registers,
-    collect() {
-      this.reset();
-      for (const [value, count] of counts) this.labels(value).inc(count);
-    },
-  });
-  return (value) => {
-    counts.set(value, (counts.get(value) ?? 0) + 1);
   };
 }
 
