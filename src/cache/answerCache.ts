@@ -20,7 +20,7 @@ export interface AnswerCache {
   /**
    * The answer for `key`, loading (once, however many callers wait) when absent. `site`
    * is the site as this caller typed it: the answer echoes it in `data.site`, whichever
-   * spelling of the same site (answerLookup) loaded the entry.
+   * spelling of the same site (cacheKeyFor) loaded the entry.
    */
   get(key: string, load: () => Promise<unknown>, site?: string): Promise<CacheResult>;
   readonly ttlSeconds: number;

@@ -13,7 +13,7 @@ export function siteIdentity(site: string): string {
 }
 
 /** Where an answer is cached, and the `site` its body echoes. */
-export interface AnswerLookup {
+export interface CacheKey {
   readonly key: string;
   readonly site: string | undefined;
 }
@@ -23,7 +23,7 @@ export interface AnswerLookup {
  * site is the one the platform resolves, so spellings of one site share one entry and
  * one platform call, while each answer still echoes the site as typed.
  */
-export function answerLookup(organizationId: string, path: string, params: CacheParams): AnswerLookup {
+export function cacheKeyFor(organizationId: string, path: string, params: CacheParams): CacheKey {
   const site = typeof params.site === 'string' ? params.site : undefined;
   const identity = site === undefined ? site : siteIdentity(site);
   const keyParams = identity === site ? params : { ...params, site: identity };

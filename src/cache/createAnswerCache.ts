@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { UpstreamError } from '../errors.js';
 import type { AnswerCache, CacheResult } from './answerCache.js';
-import { answerFor, type StoredAnswer, serializeAnswer } from './serializeAnswer.js';
+import { forSite, type StoredAnswer, serializeAnswer } from './serializeAnswer.js';
 
 export interface AnswerCacheOptions {
   /** CACHE_TTL_SECONDS: how long an answer is served without asking the platform. 0 turns the cache off. */
@@ -30,7 +30,7 @@ const ENTRY_OVERHEAD_BYTES = 128;
 /**
  * The brief cache in front of the platform (lru-cache, bounded by entries and bytes).
  * Keys lead with the organization id and name the site as the platform resolves it
- * (answerLookup), so no entry and no in-flight load is ever shared across organizations,
+ * (cacheKeyFor), so no entry and no in-flight load is ever shared across organizations,
  * while spellings of one site share both; each caller still gets its own spelling
  * echoed. Identical requests that arrive while a load runs wait for that same load. Only successful answers are stored: a
  * failed load rejects every waiter and leaves nothing behind.
@@ -40,7 +40,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     // No cache: every request loads afresh; nothing is kept.
     return {
       ttlSeconds: 0,
-      get: async (_key, load, site) => ({ answer: answerFor(serializeAnswer(await load()), site), status: 'miss' }),
+      get: async (_key, load, site) => ({ answer: forSite(serializeAnswer(await load()), site), status: 'miss' }),
     };
   }
   const ttlMs = options.ttlSeconds * 1000;
@@ -75,19 +75,19 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
       if (kept) {
         const age = now().getTime() - kept.loadedAt;
         if (age < ttlMs)
-          return { answer: answerFor(kept.stored, site), status: 'hit', ageSeconds: Math.floor(age / 1000) };
+          return { answer: forSite(kept.stored, site), status: 'hit', ageSeconds: Math.floor(age / 1000) };
         if (age > staleMs) entries.delete(key); // too old even to stand in for a failure
       }
       const waiting = loads.get(key);
       try {
         const stored = await (waiting ?? startLoad(key, load));
-        return { answer: answerFor(stored, site), status: 'miss', ageSeconds: 0, collapsed: waiting !== undefined };
+        return { answer: forSite(stored, site), status: 'miss', ageSeconds: 0, collapsed: waiting !== undefined };
       } catch (err: unknown) {
         const stale = err instanceof UpstreamError ? entries.peek(key) : undefined;
         const age = stale ? now().getTime() - stale.loadedAt : Infinity;
         if (stale && age <= staleMs) {
           return {
-            answer: answerFor(stale.stored, site),
+            answer: forSite(stale.stored, site),
             status: 'stale',
             ageSeconds: Math.floor(age / 1000),
             collapsed: waiting !== undefined,

@@ -18,7 +18,7 @@ export function serializeAnswer(payload: unknown): StoredAnswer {
  * The answer for a request that typed `site`: the stored one when it typed the same (or
  * the payload echoes no site), else the same answer with its own spelling echoed.
  */
-export function answerFor(stored: StoredAnswer, site: string | undefined): CachedAnswer {
+export function forSite(stored: StoredAnswer, site: string | undefined): CachedAnswer {
   if (site === undefined || stored.site === undefined || site === stored.site) return stored;
   const envelope = JSON.parse(stored.body) as { data: { site: string } };
   envelope.data.site = site;

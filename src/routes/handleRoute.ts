@@ -1,7 +1,7 @@
 import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../appState.js';
 import type { Principal } from '../auth/principal.js';
-import { answerLookup } from '../cache/answerKey.js';
+import { cacheKeyFor } from '../cache/answerKey.js';
 import { cacheControlField, cacheStatusField, matchesIfNoneMatch } from '../cache/cacheFields.js';
 import { ApiError, UpstreamError } from '../errors.js';
 import type { Services } from '../services.js';
@@ -11,7 +11,7 @@ import type { PublicRoute } from './publicRoute.js';
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** `now`: the request's moment, as the limit took it (one clock reading per request). */
-export type AnswerRoute = (ctx: ParameterizedContext<AppState>, principal: Principal, now: Date) => Promise<void>;
+export type RouteHandler = (ctx: ParameterizedContext<AppState>, principal: Principal, now: Date) => Promise<void>;
 
 /**
  * parse → cache (scoped to the caller's organization) → load → send. Routes stay
@@ -20,7 +20,7 @@ export type AnswerRoute = (ctx: ParameterizedContext<AppState>, principal: Princ
 export function handleRoute(
   route: PublicRoute,
   services: Pick<Services, 'cache' | 'platform' | 'metrics'>,
-): AnswerRoute {
+): RouteHandler {
   const { cache, platform, metrics } = services;
   const ttlSeconds = cache.ttlSeconds;
   const cacheControl = cacheControlField(ttlSeconds);
@@ -28,7 +28,7 @@ export function handleRoute(
     const request = route.prepare(ctx.querystring, () => ctx.query, now);
     const organizationId = principal.organizationId;
     // The organization leads the key: no two organizations can ever share an entry.
-    const { key, site } = answerLookup(organizationId, route.path, request.params);
+    const { key, site } = cacheKeyFor(organizationId, route.path, request.params);
     const load = () => request.load({ platform, organizationId }).catch(asPlatformFailure);
     // Untraced, the lookup is awaited directly: no span to hold, no extra async step.
     const result = tracingOn()

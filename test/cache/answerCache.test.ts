@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { answerLookup } from '../../src/cache/answerKey.js';
+import { cacheKeyFor } from '../../src/cache/answerKey.js';
 import { createAnswerCache } from '../../src/cache/createAnswerCache.js';
 import { ApiError, UpstreamError } from '../../src/errors.js';
 
@@ -126,7 +126,7 @@ describe('answer cache', () => {
     const big = 'x'.repeat(500);
     const cache = createAnswerCache({ ttlSeconds: 30, now, maxBytes: 2000 });
     const ask = (site: string) => {
-      const { key, site: typed } = answerLookup('org_a', '/v1/api/keywords', { site, limit: 50 });
+      const { key, site: typed } = cacheKeyFor('org_a', '/v1/api/keywords', { site, limit: 50 });
       return cache.get(key, loadOf({ site, big }), typed);
     };
     await ask('other.com');

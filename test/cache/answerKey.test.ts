@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { answerLookup, siteIdentity } from '../../src/cache/answerKey.js';
+import { cacheKeyFor, siteIdentity } from '../../src/cache/answerKey.js';
 
 describe('answer key', () => {
   it('names a site as the platform matches it: domains fold ASCII case, slugs and everything else stay', () => {
@@ -24,7 +24,7 @@ describe('answer key', () => {
 
   it('gives every spelling of one site the same key and hands back the site as typed', () => {
     const typed = ['acme.com', 'Acme.com', 'ACME.COM', 'aCmE.cOm'];
-    const lookups = typed.map((site) => answerLookup('org_a', '/v1/api/keywords', { site, limit: 50 }));
+    const lookups = typed.map((site) => cacheKeyFor('org_a', '/v1/api/keywords', { site, limit: 50 }));
     assert.equal(new Set(lookups.map((lookup) => lookup.key)).size, 1);
     assert.deepEqual(
       lookups.map((lookup) => lookup.site),
@@ -38,7 +38,7 @@ describe('answer key', () => {
 
   it('keeps apart what the platform keeps apart: organizations, routes, other parameters, slugs by case', () => {
     const keyOf = (organizationId: string, path: string, params: Record<string, string | number>) =>
-      answerLookup(organizationId, path, params).key;
+      cacheKeyFor(organizationId, path, params).key;
     const base = keyOf('org_a', '/v1/api/keywords', { site: 'Acme.com', limit: 50 });
     const others = [
       keyOf('org_b', '/v1/api/keywords', { site: 'Acme.com', limit: 50 }),
@@ -52,7 +52,7 @@ describe('answer key', () => {
   });
 
   it('no site, no echo: the parameters are the key as they are', () => {
-    assert.deepEqual(answerLookup('org_a', '/r', { days: 7 }), {
+    assert.deepEqual(cacheKeyFor('org_a', '/r', { days: 7 }), {
       key: 'org_a\u0000/r\u0000{"days":7}',
       site: undefined,
     });
