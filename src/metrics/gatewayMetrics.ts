@@ -8,43 +8,6 @@ export type LimiterOutcome = 'allowed' | 'limited' | 'unavailable';
 /** How an upstream call ended: the shape the platform client's `onCall` already reports. */
 export type UpstreamOutcome = 'ok' | UpstreamFailure;
 
-/**
- * The gateway's Prometheus metrics on a registry of its own (never prom-client's global
- * one, so two apps in one process never share counters). Other modules report through
- * these small functions; each is a bound arrow, safe to hand over as a callback.
- * No label ever holds an organization, a key or any other request input: labels are
- * route patterns, operation names and closed sets of outcomes.
- *
- * Names: Node's process and runtime metrics under prom-client's standard names (what
- * Node.js dashboards query), HTTP requests as OpenTelemetry's HTTP server convention in
- * Prometheus form, and the gateway's own work under `gateway_`.
- */
-export interface GatewayMetrics {
-  readonly registry: Registry;
-  /** One answered HTTP request (the request middleware calls this). */
-  readonly httpRequest: (route: string, method: string, status: number, seconds: number) => void;
-  /** Same signature as PlatformClientOptions.onCall. */
-  readonly platformCall: (operation: string, seconds: number, outcome: UpstreamOutcome) => void;
-  /** One call to the key service: operation is e.g. `verify`, `usage`, `events`, `probe`. */
-  readonly keyServiceCall: (operation: string, seconds: number, outcome: UpstreamOutcome) => void;
-  /** One answer-cache lookup and how it was served. */
-  readonly cacheLookup: (status: CacheStatus) => void;
-  /** One request-limiter decision. */
-  readonly limiterDecision: (outcome: LimiterOutcome) => void;
-  /** A reader asked at every scrape: can the limiter enforce the limit (its store is reachable)? */
-  readonly observeLimiterAvailability: (read: () => boolean) => void;
-  /** A reader asked at every scrape: the shared dependencies (platform, key service, Redis), each up or not. */
-  readonly observeDependencies: (read: () => Promise<Readonly<Record<string, boolean>>>) => void;
-  /** A reader asked at every scrape: usage events accepted here, not yet acknowledged. */
-  readonly observeUsagePending: (read: () => number) => void;
-  /** A batch of usage events was acknowledged by the key service. */
-  readonly usageFlushed: (events: number) => void;
-  /** A batch of usage events failed to send (it will be retried). */
-  readonly usageFlushFailed: (events: number) => void;
-  /** The exposition text for GET /metrics. */
-  readonly exposition: () => Promise<{ contentType: string; text: string }>;
-}
-
 export interface GatewayMetricsOptions {
   /** Also collect Node's process metrics (CPU, memory, event loop, GC). gateway.ts: true. */
   readonly processMetrics?: boolean;
@@ -56,7 +19,20 @@ const UPSTREAM_SECONDS_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 
 /** The gateway's own metrics; Node's and the HTTP ones keep their standard names. */
 const PREFIX = 'gateway_';
 
-export function createGatewayMetrics(options: GatewayMetricsOptions = {}): GatewayMetrics {
+export type GatewayMetrics = ReturnType<typeof createGatewayMetrics>;
+
+/**
+ * The gateway's Prometheus metrics on a registry of its own (never prom-client's global
+ * one, so two apps in one process never share counters). Other modules report through
+ * these small functions; each is a bound arrow, safe to hand over as a callback.
+ * No label ever holds an organization, a key or any other request input: labels are
+ * route patterns, operation names and closed sets of outcomes.
+ *
+ * Names: Node's process and runtime metrics under prom-client's standard names (what
+ * Node.js dashboards query), HTTP requests as OpenTelemetry's HTTP server convention in
+ * Prometheus form, and the gateway's own work under `gateway_`.
+ */
+export function createGatewayMetrics(options: GatewayMetricsOptions = {}) {
   const registry = new Registry();
   const registers = [registry];
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
@@ -68,32 +44,27 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
     buckets: HTTP_SECONDS_BUCKETS,
     registers,
   });
-  const platformSeconds = new Histogram({
-    name: `${PREFIX}platform_request_duration_seconds`,
-    help: 'Platform GraphQL call latency, by operation and outcome.',
-    labelNames: ['operation', 'outcome'] as const,
-    buckets: UPSTREAM_SECONDS_BUCKETS,
-    registers,
-  });
-  const platformErrors = new Counter({
-    name: `${PREFIX}platform_request_errors_total`,
-    help: 'Failed platform GraphQL calls, by operation and failure.',
-    labelNames: ['operation', 'failure'] as const,
-    registers,
-  });
-  const keyServiceSeconds = new Histogram({
-    name: `${PREFIX}key_service_request_duration_seconds`,
-    help: 'Key service call latency, by operation and outcome.',
-    labelNames: ['operation', 'outcome'] as const,
-    buckets: UPSTREAM_SECONDS_BUCKETS,
-    registers,
-  });
-  const keyServiceErrors = new Counter({
-    name: `${PREFIX}key_service_request_errors_total`,
-    help: 'Failed key service calls, by operation and failure.',
-    labelNames: ['operation', 'failure'] as const,
-    registers,
-  });
+  /** Latency by operation and outcome, and failures by operation and failure, of one upstream. */
+  const upstreamCalls = (upstream: string, what: string) => {
+    const seconds = new Histogram({
+      name: `${PREFIX}${upstream}_request_duration_seconds`,
+      help: `Latency of ${what}s, by operation and outcome.`,
+      labelNames: ['operation', 'outcome'] as const,
+      buckets: UPSTREAM_SECONDS_BUCKETS,
+      registers,
+    });
+    const errors = new Counter({
+      name: `${PREFIX}${upstream}_request_errors_total`,
+      help: `Failed ${what}s, by operation and failure.`,
+      labelNames: ['operation', 'failure'] as const,
+      registers,
+    });
+    /** One call: operation is e.g. `Keywords`, or `verify`, `usage`, `events`, `probe` (the clients' onCall). */
+    return (operation: string, elapsed: number, outcome: UpstreamOutcome): void => {
+      seconds.observe({ operation, outcome }, elapsed);
+      if (outcome !== 'ok') errors.inc({ operation, failure: outcome });
+    };
+  };
   const cacheLookups = new Counter({
     name: `${PREFIX}cache_lookups_total`,
     help: 'Answer cache lookups, by result (hit, miss, stale).',
@@ -151,38 +122,38 @@ export function createGatewayMetrics(options: GatewayMetricsOptions = {}): Gatew
 
   return {
     registry,
-    httpRequest(route, method, status, seconds) {
+    /** One answered HTTP request (the request middleware calls this). */
+    httpRequest(route: string, method: string, status: number, seconds: number) {
       httpSeconds.observe(
         { http_route: route, http_request_method: method, http_response_status_code: status },
         seconds,
       );
     },
-    platformCall(operation, seconds, outcome) {
-      platformSeconds.observe({ operation, outcome }, seconds);
-      if (outcome !== 'ok') platformErrors.inc({ operation, failure: outcome });
-    },
-    keyServiceCall(operation, seconds, outcome) {
-      keyServiceSeconds.observe({ operation, outcome }, seconds);
-      if (outcome !== 'ok') keyServiceErrors.inc({ operation, failure: outcome });
-    },
-    cacheLookup: (result) => cacheLookups.inc({ result }),
-    limiterDecision: (decision) => limiterDecisions.inc({ decision }),
-    observeLimiterAvailability(read) {
+    platformCall: upstreamCalls('platform', 'platform GraphQL call'),
+    keyServiceCall: upstreamCalls('key_service', 'key service call'),
+    cacheLookup: (result: CacheStatus) => cacheLookups.inc({ result }),
+    limiterDecision: (decision: LimiterOutcome) => limiterDecisions.inc({ decision }),
+    /** A reader asked at every scrape: can the limiter enforce the limit (its store is reachable)? */
+    observeLimiterAvailability(read: () => boolean) {
       readLimiterAvailable = read;
     },
-    observeDependencies(read) {
+    /** A reader asked at every scrape: the shared dependencies (platform, key service, Redis), each up or not. */
+    observeDependencies(read: () => Promise<Readonly<Record<string, boolean>>>) {
       readDependencies = read;
     },
-    observeUsagePending(read) {
+    /** A reader asked at every scrape: usage events accepted here, not yet acknowledged. */
+    observeUsagePending(read: () => number) {
       readUsagePending = read;
     },
-    usageFlushed(events) {
+    /** A batch of usage events was acknowledged by the key service. */
+    usageFlushed(events: number) {
       if (events > 0) usageFlushed.inc(events);
     },
-    usageFlushFailed(events) {
+    /** A batch of usage events failed to send (it will be retried). */
+    usageFlushFailed(events: number) {
       if (events > 0) usageFlushFailed.inc(events);
     },
-    async exposition() {
+    async exposition(): Promise<{ contentType: string; text: string }> {
       return { contentType: registry.contentType, text: await registry.metrics() };
     },
   };
