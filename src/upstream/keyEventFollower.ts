@@ -9,9 +9,7 @@ import {
   OrganizationUpdatedSchema,
   parseJson,
 } from './keyServiceContract.js';
-import { retryAfterSeconds } from './retryAfter.js';
-import { createLiveness, EVENT_LIVENESS_MS } from './streamLiveness.js';
-import { describe } from './upstreamFailure.js';
+import { describe, retryAfterSeconds } from './upstreamFailure.js';
 import type { UpstreamHttp } from './upstreamHttp.js';
 
 /**
@@ -29,7 +27,7 @@ export interface KeyEventStreamOptions {
     maxReconnectDelayMs?: number;
     /**
      * An open stream silent this long is not trusted (cached verifications are not used)
-     * and is reconnected. Default: the ping interval plus a margin (streamLiveness.ts).
+     * and is reconnected. Default: the ping interval plus a margin (EVENT_LIVENESS_MS).
      */
     idleTimeoutMs?: number;
   };
@@ -54,6 +52,12 @@ function toKeyServiceEvent(message: EventSourceMessage): KeyServiceEvent | null 
   }
 }
 
+/**
+ * The service sends `: ping` every 15 s (key-service.md), so an open connection that delivered no
+ * byte for longer than that, plus a margin for a late ping or a late timer here, may be partitioned
+ * or held by a proxy: events may be missing, and nothing cached may be trusted.
+ */
+const EVENT_LIVENESS_MS = 15_000 + 3_000;
 const DEFAULT_RECONNECT_DELAY_MS = 500;
 const DEFAULT_MAX_RECONNECT_DELAY_MS = 30_000;
 
@@ -66,8 +70,9 @@ export function followEventStream(
 ): KeyEventStream {
   const maxDelayMs = options.events?.maxReconnectDelayMs ?? DEFAULT_MAX_RECONNECT_DELAY_MS;
   const idleTimeoutMs = options.events?.idleTimeoutMs ?? EVENT_LIVENESS_MS;
-  // Judged by the clock on every question, not only by the idle timer, which a busy process runs late.
-  const liveness = createLiveness(idleTimeoutMs);
+  // When bytes last arrived: judged by the clock on every question, not only by the idle
+  // timer, which a busy process runs late.
+  let lastByteAt = Number.NEGATIVE_INFINITY;
   let baseDelayMs = options.events?.reconnectDelayMs ?? DEFAULT_RECONNECT_DELAY_MS;
   const closing = new AbortController();
   let connected = false;
@@ -113,7 +118,7 @@ export function followEventStream(
         return `events: status ${res.statusCode}`;
       }
       failedAttempts = 0;
-      liveness.touch();
+      lastByteAt = performance.now();
       setConnected(true, 'events: connected');
       abortAfter(idleTimeoutMs);
       const parser = createParser({
@@ -136,7 +141,7 @@ export function followEventStream(
       try {
         for await (const chunk of body) {
           abortAfter(idleTimeoutMs); // any bytes, pings included, prove the stream alive
-          liveness.touch();
+          lastByteAt = performance.now();
           parser.feed(decoder.decode(chunk, { stream: true }));
         }
       } finally {
@@ -172,7 +177,7 @@ export function followEventStream(
   })();
 
   return {
-    isConnected: () => connected && liveness.isAlive(),
+    isConnected: () => connected && performance.now() - lastByteAt <= idleTimeoutMs,
     async close() {
       closing.abort();
       await running;

@@ -1,6 +1,5 @@
 import { UpstreamError, type UpstreamName } from '../errors.js';
 import { DeadlineError } from './deadline.js';
-import { retryAfterSeconds } from './retryAfter.js';
 
 /**
  * The one classifier of upstream failures, for the platform and the key service alike.
@@ -41,4 +40,22 @@ function hasSocketErrorCode(value: unknown): boolean {
 export function describe(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   return err.cause instanceof Error ? `${err.message} (${err.cause.message})` : err.message;
+}
+
+/**
+ * Retry-After from an upstream (seconds or an HTTP date) → whole seconds, clamped to
+ * a sane range so a hostile or broken upstream cannot tell consumers to wait a day.
+ */
+export function retryAfterSeconds(value: string | null, now: number = Date.now()): number | undefined {
+  if (value === null) return undefined;
+  const trimmed = value.trim();
+  let seconds: number;
+  if (/^\d+$/.test(trimmed)) {
+    seconds = Number(trimmed);
+  } else {
+    const at = Date.parse(trimmed);
+    if (Number.isNaN(at)) return undefined;
+    seconds = Math.ceil((at - now) / 1000);
+  }
+  return Math.min(Math.max(seconds, 1), 300);
 }
