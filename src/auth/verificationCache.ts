@@ -29,18 +29,7 @@ export interface VerificationCacheOptions {
   readonly now: () => Date;
 }
 
-export interface VerificationCache {
-  generation(): number;
-  get(keyHash: string): CachedVerification | undefined;
-  isUnknown(keyHash: string): boolean;
-  remember(keyHash: string, answer: Omit<CachedVerification, 'fetchedAt'>, generation: number): void;
-  rememberUnknown(keyHash: string, generation: number): void;
-  dropKey(keyHash: string): void;
-  dropOrganization(organizationId: string): void;
-  clear(): void;
-}
-
-export function createVerificationCache(options: VerificationCacheOptions): VerificationCache {
+export function createVerificationCache(options: VerificationCacheOptions) {
   // TTLs run on the authenticator's clock so they agree with its expiry decisions.
   const perf = { now: () => options.now().getTime() };
   const verified = new LRUCache<string, CachedVerification>({
@@ -63,24 +52,24 @@ export function createVerificationCache(options: VerificationCacheOptions): Veri
 
   return {
     generation: () => generation,
-    get: (keyHash) => verified.get(keyHash),
-    isUnknown: (keyHash) => unknown.get(keyHash) === true,
-    remember(keyHash, answer, askedIn) {
+    get: (keyHash: string) => verified.get(keyHash),
+    isUnknown: (keyHash: string) => unknown.get(keyHash) === true,
+    remember(keyHash: string, answer: Omit<CachedVerification, 'fetchedAt'>, askedIn: number) {
       if (askedIn !== generation) return;
       unknown.delete(keyHash);
       verified.set(keyHash, { ...answer, fetchedAt: perf.now() });
     },
-    rememberUnknown(keyHash, askedIn) {
+    rememberUnknown(keyHash: string, askedIn: number) {
       if (askedIn !== generation) return;
       verified.delete(keyHash);
       unknown.set(keyHash, true);
     },
-    dropKey(keyHash) {
+    dropKey(keyHash: string) {
       invalidated();
       verified.delete(keyHash);
       unknown.delete(keyHash);
     },
-    dropOrganization(organizationId) {
+    dropOrganization(organizationId: string) {
       invalidated();
       const stale = [...verified.entries()]
         .filter(([, entry]) => entry.verification.organization.id === organizationId)

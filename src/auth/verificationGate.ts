@@ -29,21 +29,12 @@ export interface VerificationGateOptions {
    * only hold made-up keys that bottleneck takes in one by one ahead of a known key.
    */
   readonly maxWaiting?: number;
-  /** Key hashes remembered as having verified successfully. Default 10 000, one per active key. */
-  readonly knownMax?: number;
 }
 
 export type Verify = (keyHash: string) => Promise<Verification | null>;
 
-export interface VerificationGate {
-  /** Verifies through the lanes: `known` for hashes seen to succeed, else `unseen`, unless told. */
-  verify(keyHash: string, lane?: VerificationLane): Promise<Verification | null>;
-  /** Whether this instance has seen the hash verify successfully (bounded memory, least recent forgotten). */
-  hasSucceeded(keyHash: string): boolean;
-}
-
 /** Scheduled through bottleneck, the project's scheduler: priorities, a high water mark, and a drop strategy. */
-export function createVerificationGate(verify: Verify, options: VerificationGateOptions = {}): VerificationGate {
+export function createVerificationGate(verify: Verify, options: VerificationGateOptions = {}) {
   const maxConcurrent = options.maxConcurrent ?? 8;
   const maxWaiting = options.maxWaiting ?? 16;
   const limiter = new Bottleneck({
@@ -52,10 +43,12 @@ export function createVerificationGate(verify: Verify, options: VerificationGate
     // Full: drop the oldest waiter of a lower priority than the newcomer, else the newcomer.
     strategy: Bottleneck.strategy.OVERFLOW_PRIORITY,
   });
-  const succeeded = new LRUCache<string, true>({ max: options.knownMax ?? 10_000 });
+  // Key hashes seen to verify successfully: one per active key, the least recent forgotten.
+  const succeeded = new LRUCache<string, true>({ max: 10_000 });
 
   return {
-    async verify(keyHash, lane) {
+    /** Verifies through the lanes: `known` for hashes seen to succeed, else `unseen`, unless told. */
+    async verify(keyHash: string, lane?: VerificationLane): Promise<Verification | null> {
       const chosen = lane ?? (succeeded.has(keyHash) ? 'known' : 'unseen');
       // bottleneck takes in submissions one at a time, in arrival order, before it sorts them
       // by priority: a known key must not queue behind hundreds of unseen submissions that
@@ -76,7 +69,7 @@ export function createVerificationGate(verify: Verify, options: VerificationGate
       else succeeded.set(keyHash, true);
       return verification;
     },
-    hasSucceeded: (keyHash) => succeeded.has(keyHash),
+    hasSucceeded: (keyHash: string) => succeeded.has(keyHash),
   };
 }
 
