@@ -4,6 +4,7 @@ module.exports = {
   ...require('./.mocharc.json'),
   ignore: [
     'test/e2e/**',
+    'test/deploy/productionRun.test.ts',
     'test/docs/**',
     'test/generated/**',
     'test/bench/compiledGateway.test.ts',

@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { TelemetryEnv, type TracingConfig, tracingConfig } from './telemetry/telemetryConfig.js';
 
@@ -28,6 +30,13 @@ export const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /** Long enough for a load balancer to see /readyz fail (two checks a couple of seconds apart) before the listener closes. */
 export const DEFAULT_SHUTDOWN_DELAY_SECONDS = 5;
+
+/**
+ * The one folder the gateway writes to unless told otherwise: `data/` in the application's own
+ * folder (one above src/ or dist/), wherever the process was started from. The container image
+ * makes it its only writable folder.
+ */
+export const DATA_DIR = join(fileURLToPath(new URL('..', import.meta.url)), 'data');
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
@@ -67,7 +76,7 @@ const hostPortList = (name: string) =>
     )
     .optional();
 
-const EnvSchema = z.object({
+export const EnvSchema = z.object({
   PORT: z.preprocess(emptyAsUndefined, integer('PORT', 3000, 0, 65535)),
   HOST: z.preprocess(emptyAsUndefined, z.string().trim().optional()).transform((v) => v ?? '127.0.0.1'),
   PLATFORM_GRAPHQL_URL: z.preprocess(emptyAsUndefined, url('PLATFORM_GRAPHQL_URL')),
@@ -103,7 +112,7 @@ const EnvSchema = z.object({
   RATE_LIMIT_REQUESTS: z.preprocess(emptyAsUndefined, integer('RATE_LIMIT_REQUESTS', 600, 1, 1_000_000)),
   RATE_LIMIT_WINDOW_SECONDS: z.preprocess(emptyAsUndefined, integer('RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400)),
   CACHE_TTL_SECONDS: z.preprocess(emptyAsUndefined, integer('CACHE_TTL_SECONDS', 30, 0, 3600)),
-  LOCAL_DATA_DIR: z.preprocess(emptyAsUndefined, z.string().optional()).transform((v) => v ?? '.local'),
+  LOCAL_DATA_DIR: z.preprocess(emptyAsUndefined, z.string().optional()).transform((v) => v ?? join(DATA_DIR, 'local')),
   // The URL consumers use to reach the gateway (behind a proxy it differs from HOST:PORT).
   PUBLIC_BASE_URL: z.preprocess(
     emptyAsUndefined,
@@ -112,7 +121,9 @@ const EnvSchema = z.object({
       'PUBLIC_BASE_URL must not hold a query or fragment',
     ),
   ),
-  USAGE_SPOOL_DIR: z.preprocess(emptyAsUndefined, z.string().trim().optional()).transform((v) => v ?? '.usage-spool'),
+  USAGE_SPOOL_DIR: z
+    .preprocess(emptyAsUndefined, z.string().trim().optional())
+    .transform((v) => v ?? join(DATA_DIR, 'usage-spool')),
   // 0: callers connect directly. Behind a load balancer, the number of proxies that append to X-Forwarded-For.
   TRUSTED_PROXY_HOPS: z.preprocess(emptyAsUndefined, integer('TRUSTED_PROXY_HOPS', 0, 0, 10)),
   // Enough for a person fixing a typo or a script trying its keys; far too few to search for keys.

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { join } from 'node:path';
+import { ConfigError, DATA_DIR, loadConfig } from '../src/config.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -30,9 +31,9 @@ describe('config', () => {
       redis: null,
       rateLimit: { requests: 600, windowSeconds: 60 },
       cacheTtlSeconds: 30,
-      localDataDir: '.local',
+      localDataDir: join(DATA_DIR, 'local'),
       publicBaseUrl: null,
-      usageSpoolDir: '.usage-spool',
+      usageSpoolDir: join(DATA_DIR, 'usage-spool'),
       trustedProxyHops: 0,
       unknownKeysPerMinute: 30,
       cacheMaxMb: 8,

@@ -37,14 +37,20 @@ function jsonAfterNpmBanner<T>(stdout: string): T {
   return JSON.parse(stdout.slice(start)) as T;
 }
 
+/** dist/ as `npm ci` leaves it (its prepare script builds): `npm start` builds nothing. */
+let built: Promise<Run> | undefined;
+
 /** `npm start` with no configuration but a free PORT and a temporary LOCAL_DATA_DIR; resolves once the banner is out. */
 async function startNpmStart(dataDir: string): Promise<{ gateway: ProcessGroup; port: number; banner: string }> {
+  built ??= run('npm', ['run', 'build'], childEnvironment());
+  const build = await built;
+  assert.equal(build.code, 0, build.stderr);
   const port = await freePort();
   const gateway = startProcessGroup('npm', ['start'], {
     cwd: REPO_ROOT,
     env: childEnvironment({ PORT: String(port), LOCAL_DATA_DIR: dataDir }),
   });
-  // tsx compiles on a cold start: allow it plenty of time on a busy machine.
+  // Allow a busy machine plenty of time.
   const banner = (
     await gateway.waitForOutput(/Gateway listening on [\s\S]*?Stop with Ctrl\+C\.\n/, 45_000, 'stderr')
   )[0];
@@ -114,6 +120,10 @@ describe('npm start, as the README says (real processes)', function () {
       const body = (await answer.json()) as { data: { site: string }; meta: unknown; errors: unknown };
       assert.deepEqual([body.data.site, body.meta, body.errors], ['acme.com', {}, []], target);
     }
+
+    // npm started the gateway on the Node line running these tests (CI runs them on each supported one).
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    assert.equal(/^nodejs_version_info\{version="([^"]+)"/m.exec(metrics)?.[1], process.version);
 
     // The printed line itself, as a newcomer pastes it (where curl is installed).
     const line = curls.find((c) => c[3]?.includes('/v1/api/keywords'))?.[1] ?? '';

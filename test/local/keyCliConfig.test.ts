@@ -1,13 +1,14 @@
 import assert from 'node:assert/strict';
-import { ConfigError } from '../../src/config.js';
+import { join } from 'node:path';
+import { ConfigError, DATA_DIR } from '../../src/config.js';
 import { loadKeyCliConfig } from '../../src/local/keysCli.js';
 
 describe('loadKeyCliConfig', () => {
   it('needs only the key service variables, or none for the local key service', () => {
-    assert.deepEqual(loadKeyCliConfig({}), { keyService: null, localDataDir: '.local' });
+    assert.deepEqual(loadKeyCliConfig({}), { keyService: null, localDataDir: join(DATA_DIR, 'local') });
     assert.deepEqual(loadKeyCliConfig({ KEY_SERVICE_URL: 'http://127.0.0.1:4000/', KEY_SERVICE_TOKEN: 't' }), {
       keyService: { url: 'http://127.0.0.1:4000', token: 't' },
-      localDataDir: '.local',
+      localDataDir: join(DATA_DIR, 'local'),
     });
   });
 

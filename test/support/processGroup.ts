@@ -34,11 +34,12 @@ export interface ProcessGroup {
 export function startProcessGroup(
   command: string,
   args: readonly string[],
-  options: { cwd: string; env: Record<string, string> },
+  options: { cwd: string; env: Record<string, string>; uid?: number; gid?: number },
 ): ProcessGroup {
   const child = spawn(command, [...args], {
     cwd: options.cwd,
     env: options.env,
+    ...(options.uid === undefined ? {} : { uid: options.uid, gid: options.gid }),
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
