@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { EnvSchema } from '../../src/config.js';
 
 /**
  * The environment of a gateway process a test starts "as a newcomer would": the test
@@ -7,48 +8,15 @@ import { createServer } from 'node:net';
  * environment for a child process.
  */
 
-/** Every variable src/config.ts reads. */
-export const GATEWAY_VARIABLES = [
-  'PORT',
-  'HOST',
-  'PLATFORM_GRAPHQL_URL',
-  'PLATFORM_TOKEN',
-  'KEY_SERVICE_URL',
-  'KEY_SERVICE_TOKEN',
-  'UPSTREAM_TIMEOUT_MS',
-  'LOG_LEVEL',
-  'REDIS_URL',
-  'REDIS_SENTINELS',
-  'REDIS_SENTINEL_NAME',
-  'REDIS_CLUSTER_NODES',
-  'REDIS_USERNAME',
-  'REDIS_PASSWORD',
-  'REDIS_SENTINEL_PASSWORD',
-  'REDIS_TLS',
-  'REDIS_TLS_CA_FILE',
-  'RATE_LIMIT_REQUESTS',
-  'RATE_LIMIT_WINDOW_SECONDS',
-  'CACHE_TTL_SECONDS',
-  'LOCAL_DATA_DIR',
-  'KEEP_ALIVE_TIMEOUT_MS',
-  'SHUTDOWN_DELAY_SECONDS',
-  'OTEL_SDK_DISABLED',
-  'OTEL_TRACES_EXPORTER',
-  'OTEL_EXPORTER_OTLP_ENDPOINT',
-  'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
-  'OTEL_EXPORTER_OTLP_PROTOCOL',
-  'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL',
-  'OTEL_EXPORTER_OTLP_HEADERS',
-  'OTEL_EXPORTER_OTLP_TRACES_HEADERS',
-  'OTEL_SERVICE_NAME',
-  'OTEL_TRACES_SAMPLER',
-  'OTEL_TRACES_SAMPLER_ARG',
-] as const;
+/** A variable the gateway reads (src/config.ts), or one the OpenTelemetry SDK reads for it. */
+function isGatewayVariable(name: string): boolean {
+  return name in EnvSchema.shape || name.startsWith('OTEL_');
+}
 
 export function childEnvironment(set: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && !(GATEWAY_VARIABLES as readonly string[]).includes(name)) env[name] = value;
+    if (value !== undefined && !isGatewayVariable(name)) env[name] = value;
   }
   return { ...env, ...set };
 }
