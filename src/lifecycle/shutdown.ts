@@ -61,9 +61,12 @@ const IDLE_SWEEP_MS = 100;
  * the closers, in order (usage flush first); then exit 0, or 1 if a step failed or the
  * deadline passed.
  */
+/** How long a shutdown may take, from the signal (after the drain delay) to the exit. */
+export const SHUTDOWN_DEADLINE_MS = 10_000;
+
 export function installShutdown(options: ShutdownOptions): ShutdownHandle {
   const { server, closers, logger } = options;
-  const deadlineMs = options.deadlineMs ?? 10_000;
+  const deadlineMs = options.deadlineMs ?? SHUTDOWN_DEADLINE_MS;
   const drainMs = options.drainMs ?? Math.floor(deadlineMs * 0.6);
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
