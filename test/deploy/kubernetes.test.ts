@@ -82,10 +82,10 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
   it('gives a shutdown its whole time: grace period > drain delay + shutdown deadline; the pod leaves the endpoints within the drain delay', () => {
     // The drain delay (SHUTDOWN_DELAY_SECONDS) as configured, or its default.
     const configured = configMap.data?.SHUTDOWN_DELAY_SECONDS;
-    const drainMs = configured === undefined ? drainDelayDefaultMs() : Number(configured) * 1000;
+    const drainMs = configured === undefined ? defaults.shutdownDelayMs : Number(configured) * 1000;
     assert.ok(pod.terminationGracePeriodSeconds * 1000 > drainMs + SHUTDOWN_DEADLINE_MS);
     const { periodSeconds, failureThreshold } = container.readinessProbe;
-    assert.ok(periodSeconds * failureThreshold * 1000 <= drainMs || drainMs === 0);
+    assert.ok(periodSeconds * failureThreshold * 1000 <= drainMs);
   });
 
   it('requests and limits memory above the README figure for the default cache budget', () => {
@@ -136,9 +136,3 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     assert.ok(budget.spec.maxUnavailable < deployment.spec.replicas);
   });
 });
-
-/** SHUTDOWN_DELAY_SECONDS's default, once the configuration has it. */
-function drainDelayDefaultMs(): number {
-  const config = loadConfig({});
-  return 'shutdownDelayMs' in config && typeof config.shutdownDelayMs === 'number' ? config.shutdownDelayMs : 0;
-}
