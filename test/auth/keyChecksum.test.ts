@@ -1,23 +1,7 @@
 import assert from 'node:assert/strict';
-import { crc32, keyChecksum, toBase62 } from '../../src/auth/keyChecksum.js';
+import { keyChecksum, toBase62 } from '../../src/auth/keyChecksum.js';
 
 describe('keyChecksum', () => {
-  describe('crc32 (zlib IEEE)', () => {
-    it('matches the standard check value for "123456789"', () => {
-      assert.equal(crc32('123456789'), 0xcbf43926);
-    });
-
-    it('matches zlib for the empty input and a pangram', () => {
-      assert.equal(crc32(''), 0);
-      assert.equal(crc32('The quick brown fox jumps over the lazy dog'), 0x414fa339);
-    });
-
-    it('answers an unsigned 32-bit number', () => {
-      const value = crc32('3f9Kx2LmAbCdEfGhIjKlMnOpQrStUvWx');
-      assert.ok(value >= 0 && value <= 0xffffffff);
-    });
-  });
-
   describe('toBase62', () => {
     it('pads with 0 to the width, most significant digit first', () => {
       assert.equal(toBase62(0, 6), '000000');

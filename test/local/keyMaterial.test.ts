@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { crc32, keyChecksum, toBase62 } from '../../src/auth/keyChecksum.js';
+import { crc32 } from 'node:zlib';
+import { keyChecksum, toBase62 } from '../../src/auth/keyChecksum.js';
 import { KEY_PREFIX_LENGTH, keyHashOf, toWellFormedKey } from '../../src/auth/keyFormat.js';
 import { newPlaintextKey } from '../../src/local/keyStore.js';
 import { LOCAL_KEYS } from '../../src/local/seedAccounts.js';
