@@ -13,8 +13,7 @@ export interface AnswerCacheOptions {
    * ride out a platform restart, short enough that nobody acts on old rankings.
    */
   readonly staleSeconds?: number;
-  /** Bounds on memory: entries, and bytes of keys plus bodies. Defaults 10 000 and 64 MiB. */
-  readonly maxEntries?: number;
+  /** Bound on memory: bytes of keys plus bodies (default 64 MiB), beside at most 10 000 entries. */
   readonly maxBytes?: number;
   readonly now?: () => Date;
 }
@@ -47,7 +46,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   const staleMs = (options.staleSeconds ?? 300) * 1000;
   const now = options.now ?? (() => new Date());
   const entries = new LRUCache<string, Entry>({
-    max: options.maxEntries ?? 10_000,
+    max: 10_000,
     maxSize: options.maxBytes ?? 64 * 1024 * 1024,
     sizeCalculation: (entry, key) =>
       Buffer.byteLength(entry.stored.body) + entry.stored.etag.length + key.length * 2 + ENTRY_OVERHEAD_BYTES,
