@@ -133,6 +133,10 @@ export const EnvSchema = z.object({
   CACHE_MAX_MB: z.preprocess(emptyAsUndefined, integer('CACHE_MAX_MB', 8, 1, 4096)),
   // Open connections at most; beyond, new ones are closed at once. Each idle one costs tens of KB.
   MAX_CONNECTIONS: z.preprocess(emptyAsUndefined, integer('MAX_CONNECTIONS', 2000, 10, 100_000)),
+  // Open connections one client address may hold. A browser opens 6, a busy server-side pool or an
+  // office behind one NAT address a few dozen: 256 serves them all, yet one address gets an eighth
+  // of the default MAX_CONNECTIONS at most.
+  MAX_CONNECTIONS_PER_CLIENT: z.preprocess(emptyAsUndefined, integer('MAX_CONNECTIONS_PER_CLIENT', 256, 1, 100_000)),
   // Unset: /metrics, /readyz and /healthz are served on PORT. Set: only there.
   ADMIN_PORT: z.preprocess(emptyAsUndefined, integer('ADMIN_PORT', -1, 0, 65535)),
   SHUTDOWN_DELAY_SECONDS: z.preprocess(
@@ -202,6 +206,8 @@ export interface Config {
   readonly cacheMaxMb: number;
   /** Open connections on the public port at most. */
   readonly maxConnections: number;
+  /** Open connections on the public port one client address may hold. */
+  readonly maxConnectionsPerClient: number;
   /** Where /metrics, /readyz and /healthz are served instead of the public port; null: on the public port. */
   readonly adminPort: number | null;
   /** How long an idle keep-alive connection stays open. */
@@ -290,6 +296,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     unknownKeysPerMinute: e.UNKNOWN_KEYS_PER_MINUTE,
     cacheMaxMb: e.CACHE_MAX_MB,
     maxConnections: e.MAX_CONNECTIONS,
+    maxConnectionsPerClient: e.MAX_CONNECTIONS_PER_CLIENT,
     adminPort: e.ADMIN_PORT === -1 ? null : e.ADMIN_PORT,
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     shutdownDelayMs: e.SHUTDOWN_DELAY_SECONDS * 1000,

@@ -152,6 +152,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     logger,
     metrics,
     maxConnections: config.maxConnections,
+    maxConnectionsPerClient: config.maxConnectionsPerClient,
+    trustedProxyHops,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
   });
   const admin = watchOnAdminPort

@@ -38,6 +38,7 @@ describe('config', () => {
       unknownKeysPerMinute: 30,
       cacheMaxMb: 8,
       maxConnections: 2000,
+      maxConnectionsPerClient: 256,
       adminPort: null,
       keepAliveTimeoutMs: 65_000,
       shutdownDelayMs: 5000,

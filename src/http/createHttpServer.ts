@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { DEFAULT_KEEP_ALIVE_TIMEOUT_MS } from '../config.js';
@@ -7,6 +8,7 @@ import { failureBody } from '../envelope.js';
 import { ApiError, type ReasonOf } from '../errors.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { createRefusalLog, type RefusalLog } from './refusalLog.js';
+import { clientAddress } from './requestCredentials.js';
 import { isWellFormedRequestId } from './requestId.js';
 
 export interface HttpServerOptions {
@@ -28,6 +30,10 @@ export interface HttpServerOptions {
   readonly timeoutCheckIntervalMs?: number;
   /** Open connections at most; Node closes any beyond at once, before reading a byte. */
   readonly maxConnections?: number;
+  /** Open connections one client may hold at most; beyond, a new one is closed at once. */
+  readonly maxConnectionsPerClient?: number;
+  /** Proxies in front that append to X-Forwarded-For: who the client is (requestCredentials.ts). */
+  readonly trustedProxyHops?: number;
   readonly logger?: Logger;
   readonly metrics?: GatewayMetrics;
 }
@@ -41,7 +47,36 @@ export const HTTP_SERVER_DEFAULTS = {
   timeoutCheckIntervalMs: 1_000,
 } as const;
 
+/**
+ * Requests of one connection in progress at once. Node hands on every pipelined request it
+ * has read; past this bound the connection stops reading, so what a client pipelines beyond
+ * waits unread in the kernel (backpressure) and its memory here is bounded by design.
+ */
+export const REQUESTS_IN_PROGRESS_PER_CONNECTION = 4;
+
+/**
+ * Requests of one connection read but not begun at most. Node parses a whole network read
+ * (64 KiB, a thousand small requests) before the pause takes hold; a client that sends more
+ * than this at once is flooding, not pipelining, and its connection is closed, which lets
+ * what it sent be collected at once.
+ */
+export const REQUESTS_WAITING_PER_CONNECTION = 64;
+
+/**
+ * Share of MAX_CONNECTIONS past which each new connection has idle keep-alive ones closed:
+ * a slot held by nobody's request goes to a newcomer before the instance turns anyone away.
+ */
+const NEAR_FULL_SHARE = 0.9;
+
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
+
+/** One open connection: whose it is, and its requests in progress or waiting their turn. */
+interface Connection {
+  readonly socket: Socket;
+  client: string | undefined;
+  readonly inProgress: ServerResponse[];
+  readonly waiting: Array<readonly [IncomingMessage, ServerResponse]>;
+}
 
 /** What the HTTP parser hands to 'clientError'. */
 interface ClientError extends Error {
@@ -57,6 +92,35 @@ interface ClientError extends Error {
 export function createHttpServer(app: { callback(): RequestListener }, options: HttpServerOptions = {}): Server {
   const settings = { ...HTTP_SERVER_DEFAULTS, ...withoutUndefined(options) };
   const handle = app.callback();
+  const hops = options.trustedProxyHops ?? 0;
+  const clients = clientCounts(options.maxConnectionsPerClient ?? Number.POSITIVE_INFINITY);
+  const connections = new WeakMap<Socket, Connection>();
+  const busy = (connection: Connection) =>
+    connection.inProgress.length >= REQUESTS_IN_PROGRESS_PER_CONNECTION || connection.waiting.length > 0;
+  const start = (connection: Connection, req: IncomingMessage, res: ServerResponse): void => {
+    connection.inProgress.push(res);
+    res.once('close', () => {
+      connection.inProgress.splice(connection.inProgress.indexOf(res), 1);
+      if (connection.socket.destroyed) return; // nobody left to answer
+      const next = connection.waiting.shift();
+      if (next) start(connection, ...next);
+      else if (!busy(connection)) connection.socket.resume();
+    });
+    answer(req, res);
+  };
+  const answer = (req: IncomingMessage, res: ServerResponse): void => {
+    if ((req.url ?? '').length > settings.maxUrlBytes) {
+      const given = req.headers['x-request-id'];
+      const candidate = typeof given === 'string' ? given : undefined;
+      const requestId = isWellFormedRequestId(candidate) ? candidate : randomUUID();
+      const rejection = envelopeOf('URI_TOO_LONG', requestId);
+      res.writeHead(rejection.status, rejection.headers);
+      res.end(rejection.body);
+      reportRejection(options, refusals, requestId, req.method ?? 'unknown', rejection.status, 'uri_too_long');
+      return;
+    }
+    handle(req, res);
+  };
   // Anyone can send unreadable requests as fast as the network carries them: lines are rationed.
   const refusals = options.logger ? createRefusalLog(options.logger) : undefined;
   const server = createServer(
@@ -67,21 +131,46 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
       connectionsCheckingInterval: settings.timeoutCheckIntervalMs,
     },
     (req, res) => {
-      if ((req.url ?? '').length > settings.maxUrlBytes) {
-        const given = req.headers['x-request-id'];
-        const candidate = typeof given === 'string' ? given : undefined;
-        const requestId = isWellFormedRequestId(candidate) ? candidate : randomUUID();
-        const rejection = envelopeOf('URI_TOO_LONG', requestId);
-        res.writeHead(rejection.status, rejection.headers);
-        res.end(rejection.body);
-        reportRejection(options, refusals, requestId, req.method ?? 'unknown', rejection.status, 'uri_too_long');
-        return;
+      const connection = connections.get(req.socket);
+      if (connection === undefined) return answer(req, res);
+      // Behind proxies the client is known only from a request's X-Forwarded-For: the connection is its latest's.
+      if (hops > 0) {
+        const client = clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], hops);
+        if (!clients.claim(connection, client)) return void req.socket.destroy();
       }
-      handle(req, res);
+      if (!busy(connection)) return start(connection, req, res);
+      if (connection.waiting.length >= REQUESTS_WAITING_PER_CONNECTION) return void req.socket.destroy();
+      connection.waiting.push([req, res]);
+      req.socket.pause();
     },
   );
   server.keepAliveTimeout = settings.keepAliveTimeoutMs;
-  if (options.maxConnections !== undefined) server.maxConnections = options.maxConnections;
+  const { maxConnections } = options;
+  if (maxConnections !== undefined) server.maxConnections = maxConnections;
+  let open = 0;
+  server.on('connection', (socket: Socket) => {
+    const connection: Connection = { socket, client: undefined, inProgress: [], waiting: [] };
+    connections.set(socket, connection);
+    open += 1;
+    socket.once('close', () => {
+      open -= 1;
+      clients.release(connection);
+      // Node closes only the answer on the socket; those queued behind it end with the connection too.
+      for (const res of [...connection.inProgress, ...connection.waiting.map(([, queued]) => queued)]) {
+        if (res.socket === null) res.emit('close');
+      }
+      connection.waiting.length = 0;
+    });
+    if (hops === 0 && !clients.claim(connection, socket.remoteAddress ?? 'unknown')) {
+      socket.destroy();
+      return;
+    }
+    // Node resumes a socket itself when it reads a request body or finishes an answer: a busy one stays paused.
+    socket.on('resume', () => {
+      if (busy(connection)) socket.pause();
+    });
+    if (maxConnections !== undefined && open >= maxConnections * NEAR_FULL_SHARE) server.closeIdleConnections();
+  });
 
   server.on('clientError', (err: ClientError, socket: Duplex) => {
     // Nothing to answer on a dead socket, or mid-way through another response on it.
@@ -95,6 +184,32 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
     reportRejection(options, refusals, requestId, 'unknown', rejection.status, err.code ?? 'parse_error');
   });
   return server;
+}
+
+/** Open connections per client address, each claimed against the cap. */
+function clientCounts(cap: number) {
+  const counts = new Map<string, number>();
+  const release = (connection: Connection): void => {
+    const { client } = connection;
+    if (client === undefined) return;
+    const left = (counts.get(client) ?? 1) - 1;
+    if (left > 0) counts.set(client, left);
+    else counts.delete(client);
+    connection.client = undefined;
+  };
+  return {
+    /** Counts the connection as the client's; false when the client holds its cap already. */
+    claim(connection: Connection, client: string): boolean {
+      if (connection.client === client) return true;
+      release(connection);
+      const held = counts.get(client) ?? 0;
+      if (held >= cap) return false;
+      counts.set(client, held + 1);
+      connection.client = client;
+      return true;
+    },
+    release,
+  };
 }
 
 /** What a request the parser refused was guilty of. */

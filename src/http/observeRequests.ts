@@ -5,7 +5,7 @@ import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { activeTraceId, endServerSpan, startServerSpan, tracingOn, withContext } from '../telemetry/spans.js';
 import { logRequest } from './logRequests.js';
 import { WATCH_PATHS } from './operationalRoutes.js';
-import { delayRefusal } from './refusalDelay.js';
+import { holdRefusal } from './refusalDelay.js';
 import { createRefusalLog } from './refusalLog.js';
 import { assignRequestId } from './requestId.js';
 import { respondWithError } from './respondWithErrors.js';
@@ -53,14 +53,21 @@ export function observeRequests(
     const traceId = activeTraceId();
     const { res } = ctx;
     let handled = false;
-    res.once('close', () => {
+    const onClose = () => {
       if (handled || res.writableFinished) record(ctx, started, traceId);
-    });
+    };
+    res.once('close', onClose);
     try {
       await next();
     } catch (err: unknown) {
       respondWithError(ctx, err, logger);
-      await delayRefusal(ctx, refusalDelayMs);
+      setSecurityHeaders(res, ctx.status);
+      // A refusal held back is sent by a timer: its line and count are taken now.
+      if (holdRefusal(ctx, refusalDelayMs, started)) {
+        res.removeListener('close', onClose);
+        record(ctx, started, traceId);
+        return;
+      }
     }
     setSecurityHeaders(res, ctx.status);
     handled = true;

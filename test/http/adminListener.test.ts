@@ -38,28 +38,30 @@ describe('admin listener (ADMIN_PORT)', () => {
 });
 
 describe('connection cap (MAX_CONNECTIONS)', () => {
-  it('closes connections beyond the cap at once and keeps serving those within it', async () => {
+  it('closes connections beyond the cap at once and keeps those within it', async () => {
     const server = createHttpServer(createApp(fakeServices()), { maxConnections: 10 });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
     const sockets: Socket[] = [];
     try {
-      const outcomes = await Promise.all(
+      // Each sends half a request and waits: none is idle, so none can be closed for a newcomer.
+      const closed = await Promise.all(
         Array.from(
           { length: 60 },
           () =>
-            new Promise<'answered' | 'closed'>((resolve) => {
-              const socket = connect(port, '127.0.0.1', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n'));
+            new Promise<boolean>((resolve) => {
+              const socket = connect(port, '127.0.0.1', () => socket.write('GET /healthz HTTP/1.1\r\nHost: x\r\n'));
               sockets.push(socket);
-              socket.once('data', () => resolve('answered'));
-              socket.once('close', () => resolve('closed'));
-              socket.once('error', () => resolve('closed'));
+              const timer = setTimeout(() => resolve(false), 2_000);
+              socket.once('close', () => {
+                clearTimeout(timer);
+                resolve(true);
+              });
+              socket.once('error', () => {});
             }),
         ),
       );
-      const answered = outcomes.filter((outcome) => outcome === 'answered').length;
-      assert.ok(answered >= 1 && answered <= 10, `answered ${answered}`);
-      assert.ok(outcomes.filter((outcome) => outcome === 'closed').length >= 50, 'the rest were closed, not queued');
+      assert.equal(closed.filter((one) => !one).length, 10, 'ten kept');
     } finally {
       for (const socket of sockets) socket.destroy();
       server.closeAllConnections();
