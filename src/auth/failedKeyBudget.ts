@@ -4,6 +4,7 @@ import { authFailure } from './authFailures.js';
 import { presentedKeyText } from './credentials.js';
 import { toWellFormedKey } from './keyFormat.js';
 import type { Authenticator, PresentedCredentials, Principal } from './principal.js';
+import { OPEN_VERIFICATIONS } from './verificationGate.js';
 
 /** The budget is counted in fixed windows of this length. */
 const WINDOW_MS = 60_000;
@@ -17,6 +18,11 @@ const MAX_CLIENTS = 50_000;
 export interface FailedKeyBudgetOptions {
   /** Unknown keys one client address may present per minute before unseen keys are refused. */
   readonly perMinute: number;
+  /**
+   * Verifications of unseen keys one client address may have open at once. Default: what the
+   * key service's open lanes take (verificationGate.ts), never its waiting room, which stays for others.
+   */
+  readonly inFlight?: number;
   /** Whether this instance has seen the key hash verify successfully: such keys never meet the budget. */
   readonly hasSucceeded: (keyHash: string) => boolean;
   readonly now: () => Date;
@@ -24,23 +30,31 @@ export interface FailedKeyBudgetOptions {
 
 interface Window {
   readonly startedAt: number;
-  failures: number;
+  /** Unknown keys this window, and unseen keys being verified (each reserved before its call). */
+  spent: number;
+  /** Unseen keys being verified right now. */
+  open: number;
 }
 
 /**
- * Each client address may present a bounded number of keys that turn out unknown; once
- * spent, keys this instance has never seen succeed are refused 429 before any key-service
- * call. A key seen to succeed passes whatever the budget, and a legitimate key never spends
- * it, so a paying caller behind a busy address is not refused.
+ * Each client address may present a bounded number of keys that turn out unknown. A key
+ * this instance has never seen succeed reserves its place in the budget before any
+ * key-service call and keeps it only if it turns out unknown, so concurrent callers can
+ * never get past the budget together; once spent (or while the address has as many
+ * verifications open as the lanes take), such keys are refused 429 at once. A key seen to
+ * succeed passes whatever the budget, and a legitimate key never spends it, so a paying
+ * caller behind a busy address is not refused.
  * Credentials without a client address (not from HTTP) are not budgeted.
  */
 export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudgetOptions): Authenticator {
   const windows = new LRUCache<string, Window>({ max: MAX_CLIENTS });
+  const inFlight = options.inFlight ?? OPEN_VERIFICATIONS;
 
   const currentWindow = (client: string, nowMs: number): Window => {
     const window = windows.get(client);
     if (window && nowMs - window.startedAt < WINDOW_MS) return window;
-    const fresh = { startedAt: nowMs, failures: 0 };
+    // A new window starts with the verifications still open: their places are taken.
+    const fresh = { startedAt: nowMs, spent: window?.open ?? 0, open: window?.open ?? 0 };
     windows.set(client, fresh);
     return fresh;
   };
@@ -48,26 +62,37 @@ export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudg
   return {
     async authenticate(credentials: PresentedCredentials): Promise<Principal> {
       const client = credentials.clientAddress;
-      if (client === undefined) return inner.authenticate(credentials);
-      const nowMs = options.now().getTime();
-      const window = windows.get(client);
-      if (window && window.failures >= options.perMinute && nowMs - window.startedAt < WINDOW_MS) {
-        const key = toWellFormedKey(presentedKeyText(credentials));
-        if (key !== null && !options.hasSucceeded(key.keyHash)) {
-          throw authFailure('unknown_key_budget_spent', Math.ceil((window.startedAt + WINDOW_MS - nowMs) / 1000));
+      const key = toWellFormedKey(presentedKeyText(credentials));
+      // Malformed keys never reach the key service (the inner check refuses them).
+      if (client === undefined || key === null) return inner.authenticate(credentials);
+      if (options.hasSucceeded(key.keyHash)) {
+        try {
+          return await inner.authenticate(credentials);
+        } catch (err: unknown) {
+          // Not a refusal of the key but an outage (503): a caller whose key has verified here is no flood.
+          if (!(err instanceof ApiError)) credentials.onKnownKeyUnserved?.();
+          throw err;
         }
       }
+      const nowMs = options.now().getTime();
+      let window = currentWindow(client, nowMs);
+      if (window.spent >= options.perMinute || window.open >= inFlight) {
+        const retryAfter = window.spent >= options.perMinute ? (window.startedAt + WINDOW_MS - nowMs) / 1000 : 1;
+        throw authFailure('unknown_key_budget_spent', Math.max(1, Math.ceil(retryAfter)));
+      }
+      window.spent += 1;
+      window.open += 1;
+      let unknown = false;
       try {
         return await inner.authenticate(credentials);
       } catch (err: unknown) {
-        if (err instanceof ApiError) {
-          if (err.reason === 'invalid_key') currentWindow(client, nowMs).failures += 1;
-        } else {
-          // Not a refusal of the key but an outage (503): a caller whose key has verified here is no flood.
-          const key = toWellFormedKey(presentedKeyText(credentials));
-          if (key !== null && options.hasSucceeded(key.keyHash)) credentials.onKnownKeyUnserved?.();
-        }
+        unknown = err instanceof ApiError && err.reason === 'invalid_key';
         throw err;
+      } finally {
+        // The window may have turned meanwhile: the place goes back to the one it is counted in.
+        window = currentWindow(client, options.now().getTime());
+        window.open = Math.max(0, window.open - 1);
+        if (!unknown) window.spent = Math.max(0, window.spent - 1);
       }
     },
   };

@@ -33,9 +33,12 @@ export interface VerificationGateOptions {
 
 export type Verify = (keyHash: string) => Promise<Verification | null>;
 
+/** The default of `maxConcurrent`: verify calls open at once. */
+export const OPEN_VERIFICATIONS = 8;
+
 /** Scheduled through bottleneck, the project's scheduler: priorities, a high water mark, and a drop strategy. */
 export function createVerificationGate(verify: Verify, options: VerificationGateOptions = {}) {
-  const maxConcurrent = options.maxConcurrent ?? 8;
+  const maxConcurrent = options.maxConcurrent ?? OPEN_VERIFICATIONS;
   const maxWaiting = options.maxWaiting ?? 16;
   const limiter = new Bottleneck({
     maxConcurrent,

@@ -33,6 +33,7 @@ describe('failed-key budget per client address', () => {
   before(async () => {
     const authenticator = withFailedKeyBudget(inner, {
       perMinute: 30,
+      inFlight: 30, // the open-verification bound has a test of its own below
       hasSucceeded: (hash) => succeeded.has(hash),
       now: clock.now,
     });
@@ -81,5 +82,37 @@ describe('failed-key budget per client address', () => {
     assert.equal(clientAddress('127.0.0.1', ['9.9.9.9', '10.0.0.1, 10.0.0.2'], 2), '10.0.0.1');
     assert.equal(clientAddress('127.0.0.1', '10.0.0.1', 3), '10.0.0.1');
     assert.equal(clientAddress('127.0.0.1', ' , ', 1), '127.0.0.1');
+  });
+});
+
+describe('failed-key budget under concurrency', () => {
+  it('lets 150 unknown keys at once from one address make at most 30 verifications; the rest get 429', async () => {
+    let calls = 0;
+    const slow: Authenticator = {
+      async authenticate() {
+        calls += 1;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        throw authFailure('invalid_key');
+      },
+    };
+    const clock = mutableClock('2026-11-24T12:00:00.000Z');
+    const budget = withFailedKeyBudget(slow, { perMinute: 30, hasSucceeded: () => false, now: clock.now });
+    const present = (seed: string) =>
+      budget
+        .authenticate({ authorization: `Bearer ${testKey(seed)}`, apiKeyHeader: undefined, clientAddress: '10.0.0.9' })
+        .then(
+          () => 'passed',
+          (err: unknown) => (err as { reason?: string }).reason ?? 'other',
+        );
+    const outcomes: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      outcomes.push(...(await Promise.all(Array.from({ length: 150 }, (_, i) => present(`flood ${round} ${i}`)))));
+      clock.advance(5_000);
+    }
+    assert.equal(calls, 30, 'exactly the budget reached the key service within the minute');
+    assert.equal(outcomes.filter((reason) => reason === 'invalid_key').length, 30);
+    assert.equal(outcomes.filter((reason) => reason === 'unknown_key_budget_spent').length, 750 - 30);
+    clock.advance(60_000);
+    assert.equal(await present('next minute'), 'invalid_key', 'the next minute has its budget back');
   });
 });

@@ -66,7 +66,7 @@ export async function startGatewayChild(env: Record<string, string> = {}): Promi
     await keyService.close();
   };
   try {
-    await group.waitForOutput(/Gateway listening on/, 30_000);
+    await group.waitForOutput(/Gateway listening on/, 30_000, 'stderr');
   } catch (err: unknown) {
     await group.destroy();
     await closeDoubles();
