@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { build, stop } from 'esbuild';
-import { BUILD_SCRIPT_ENTRY, BUILD_SETTINGS } from './buildSettings.js';
+import { BUILD_SCRIPT_ENTRIES, BUILD_SETTINGS } from './buildSettings.js';
 
 /**
  * The bench child modules the gateway child needs besides src/: gatewayProcess.ts and
@@ -31,7 +31,7 @@ export async function buildGateway(
     await build({
       ...BUILD_SETTINGS,
       absWorkingDir: repo,
-      entryPoints: [BUILD_SCRIPT_ENTRY, ...GATEWAY_CHILD_ENTRIES],
+      entryPoints: [...BUILD_SCRIPT_ENTRIES, ...GATEWAY_CHILD_ENTRIES],
       outdir: outDir,
       outbase: '.',
     });
