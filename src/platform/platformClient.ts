@@ -1,8 +1,8 @@
 import { parse } from 'graphql';
 import { ClientError, GraphQLClient } from 'graphql-request';
-import { UpstreamError } from '../errors.js';
+import { ApiError, UpstreamError } from '../errors.js';
 import type { TypedDocumentString } from '../generated/graphql.js';
-import { DeadlineError, withDeadline } from '../upstream/deadline.js';
+import { withDeadline } from '../upstream/deadline.js';
 import { failureFromStatus, failureFromThrown } from '../upstream/upstreamFailure.js';
 import { createUpstreamHttp } from '../upstream/upstreamHttp.js';
 import { createOrganizationShares } from './organizationShares.js';
@@ -62,31 +62,25 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       const text = document.toString();
       try {
         const organizationId = variables.organizationId;
-        // Every data query is scoped to an organization and runs within its share; the
-        // readiness probe, scoped to none, is not held back by the organizations' traffic.
-        // The deadline counts from the request, the wait for a share included: with a
-        // stalled platform a waiting call would otherwise answer 504 only after the calls
-        // ahead of it had each used their whole deadline, and then its own (two or three
-        // times UPSTREAM_TIMEOUT_MS, past the shutdown's drain). A call whose turn comes
-        // after its deadline is not sent; one sent late gets only the time left, so its
-        // slot is free again when its caller has been answered.
+        // Every data query is scoped to an organization and waits its turn among the
+        // organizations' calls; the readiness probe, scoped to none, is not held back by
+        // their traffic. The deadline counts from the request, the wait for a place included:
+        // a call still waiting at its deadline leaves the queue (504), and one that starts late
+        // gets only the time left, so its place is free again when its caller has been answered.
         const deadline = started + options.timeoutMs;
         const data =
           typeof organizationId === 'string'
             ? await withDeadline(
                 options.timeoutMs,
-                () =>
-                  shares.run(organizationId, operation, () => {
-                    if (performance.now() >= deadline)
-                      throw new DeadlineError(`${operation}: no turn within ${options.timeoutMs} ms`);
-                    return call<TResult>(operation, text, variables, deadline);
-                  }),
+                () => shares.run(organizationId, () => call<TResult>(operation, text, variables, deadline), deadline),
                 operation,
               )
             : await call<TResult>(operation, text, variables, deadline);
         options.onCall?.(operation, (performance.now() - started) / 1000, 'ok');
         return data;
       } catch (err: unknown) {
+        // Refused a place (the caller's own excess): no platform call was made.
+        if (err instanceof ApiError) throw err;
         const failure = toUpstreamError(err, operation);
         options.onCall?.(operation, (performance.now() - started) / 1000, failure.failure);
         throw failure;

@@ -5,8 +5,8 @@ import { median, percentile } from './stats.js';
 
 /**
  * `node --import tsx test/bench/platformShares.ts`: what the platform shares cost per call,
- * as built (src/platform/organizationShares.ts) and as a bottleneck Group keyed by
- * organization chained to one overall limiter with the same limits (PLATFORM_SHARES), beside
+ * as built (src/platform/organizationShares.ts, a fair queue) and as one bottleneck limiter
+ * with the same places and waiting room (PLATFORM_SHARES; first come, first served), beside
  * the call made with no shares at all. The platform call is stood in for by one turn of the
  * event loop (setImmediate), so what is measured is the shares' own work and waiting.
  *
@@ -37,30 +37,22 @@ const platformCall = () => new Promise<void>((resolve) => setImmediate(resolve))
 
 function asBuilt(): Run {
   const shares = createOrganizationShares();
-  return (organizationId, call) => shares.run(organizationId, 'Bench', call);
+  return (organizationId, call) => shares.run(organizationId, call, performance.now() + 60_000);
 }
 
-/** The same limits as a bottleneck Group (one limiter per organization) chained to one overall limiter. */
-function bottleneckGroup(): Run {
-  const overall = new Bottleneck({
-    maxConcurrent: PLATFORM_SHARES.overall,
-    highWater: PLATFORM_SHARES.queuedOverall,
+/** The same places and waiting room as one bottleneck limiter: no turns between organizations. */
+function bottleneckLimiter(): Run {
+  const limiter = new Bottleneck({
+    maxConcurrent: PLATFORM_SHARES.inFlight,
+    highWater: PLATFORM_SHARES.waiting,
     strategy: Bottleneck.strategy.OVERFLOW,
   });
-  const group = new Bottleneck.Group({
-    maxConcurrent: PLATFORM_SHARES.perOrganization,
-    highWater: PLATFORM_SHARES.queuedPerOrganization,
-    strategy: Bottleneck.strategy.OVERFLOW,
-  });
-  group.on('created', (limiter) => {
-    limiter.chain(overall);
-  });
-  return (organizationId, call) => group.key(organizationId).schedule(call);
+  return (_organizationId, call) => limiter.schedule(call);
 }
 
 const bare: Run = (_organizationId, call) => call();
 
-const VARIANTS = { bare, 'as built (p-limit)': asBuilt(), 'bottleneck Group': bottleneckGroup() } as const;
+const VARIANTS = { bare, 'as built (fair queue)': asBuilt(), 'bottleneck limiter': bottleneckLimiter() } as const;
 type Variant = keyof typeof VARIANTS;
 
 async function sequential(run: Run, calls = CALLS): Promise<{ cpuMicros: number; p50Ms: number }> {
