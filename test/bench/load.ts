@@ -16,12 +16,15 @@ export interface LoadOptions {
 }
 
 export interface LoadResult {
-  /** Completed responses. */
+  /** Completed responses, refusals included. */
   readonly requests: number;
   readonly seconds: number;
+  /** Goodput: successful (2xx) answers per second. A refusal is quick to send and serves no one. */
   readonly requestsPerSecond: number;
   /** Responses outside 2xx, connection errors and timeouts: any of them spoils the run. */
   readonly non2xx: number;
+  /** The responses outside 2xx by status (e.g. `{ 429: 12 }`), shown apart from the goodput. */
+  readonly refusedByStatus: Readonly<Record<string, number>>;
   readonly errors: number;
   readonly timeouts: number;
   /** Response times in ms (only with recordLatencies), at most MAX_SAMPLES of them. */
@@ -53,11 +56,17 @@ export function runLoad(options: LoadOptions): Promise<LoadResult> {
           return;
         }
         const seconds = result.duration > 0 ? result.duration : options.seconds;
+        const refusedByStatus = Object.fromEntries(
+          Object.entries(result.statusCodeStats ?? {})
+            .filter(([status]) => !status.startsWith('2'))
+            .map(([status, stats]) => [status, stats.count ?? 0]),
+        );
         resolve({
           requests: result.requests.total,
           seconds,
-          requestsPerSecond: result.requests.total / seconds,
+          requestsPerSecond: result['2xx'] / seconds,
           non2xx: result.non2xx,
+          refusedByStatus,
           errors: result.errors,
           timeouts: result.timeouts,
           latenciesMs,

@@ -55,9 +55,11 @@ export interface BenchFigures {
     /** CPU µs per answered request: the gateway's per cold request, the platform's per direct call (medians). */
     readonly gatewayCpuMicros: number;
     readonly platformCpuMicros: number;
-    /** Medians of the per-round ratios gateway ÷ platform: CPU per request, and requests per second. */
+    /** Medians of the per-round ratios gateway ÷ platform: CPU per request, and goodput (2xx per second). */
     readonly cpuRatio: number;
     readonly throughputRatio: number;
+    /** The gateway's cold answers outside 2xx over every round: refusals, never part of the goodput. */
+    readonly gatewayRefused: number;
     /**
      * The two floors of a cache miss. The bare proxy (node:http and the same platform call
      * through undici, nothing else) is what any gateway of this shape pays here; the stack
@@ -235,8 +237,8 @@ export function verdicts(f: BenchFigures): Verdict[] {
       versus(micros(f.cold.gatewayOverStackCpuMicros), micros(f.cold.gatewayCpuMicros), micros(f.cold.stack.cpuMicros)),
     ),
     context(
-      `Cold throughput, ${connectionsLabel(f.cold.connections)}: gateway ÷ direct platform call`,
-      ratio(f.cold.throughputRatio),
+      `Cold goodput (2xx/s), ${connectionsLabel(f.cold.connections)}: gateway ÷ direct platform call`,
+      `${ratio(f.cold.throughputRatio)}; gateway refusals ${f.cold.gatewayRefused}`,
     ),
     {
       figure: '100 identical concurrent cold requests → platform calls',

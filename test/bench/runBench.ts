@@ -88,7 +88,10 @@ interface RunRecord {
   readonly round: number;
   readonly target: TargetId;
   readonly requests: number;
+  /** Goodput: 2xx answers per second. */
   readonly requestsPerSecond: number;
+  /** Answers outside 2xx, shown apart from the goodput. */
+  readonly refused: number;
   readonly p50Ms?: number;
   readonly p99Ms?: number;
   /** CPU time (user + system) the server process spent per answered request, µs. */
@@ -100,11 +103,13 @@ interface RunRecord {
 }
 
 function runFigures(
-  rps: number,
+  result: Pick<LoadResult, 'requestsPerSecond' | 'refusedByStatus'>,
   latency: { p50Ms?: number; p99Ms?: number },
   cpu: { cpuMicrosPerRequest?: number; cpuBusy?: number; loopMicrosPerRequest?: number },
 ): string {
-  const parts = [`${Math.round(rps).toLocaleString('en-US').padStart(8)} req/s`];
+  const parts = [`${Math.round(result.requestsPerSecond).toLocaleString('en-US').padStart(8)} req/s (2xx)`];
+  const refused = Object.entries(result.refusedByStatus);
+  if (refused.length > 0) parts.push(`refused ${refused.map(([status, count]) => `${count} × ${status}`).join(', ')}`);
   if (latency.p50Ms !== undefined && latency.p99Ms !== undefined)
     parts.push(`p50 ${latency.p50Ms.toFixed(3)} ms  p99 ${latency.p99Ms.toFixed(3)} ms`);
   if (cpu.cpuMicrosPerRequest !== undefined && cpu.cpuBusy !== undefined) {
@@ -493,12 +498,11 @@ async function main(): Promise<void> {
           target: target.id,
           requests: result.requests,
           requestsPerSecond: result.requestsPerSecond,
+          refused: result.non2xx,
           ...latencies,
           ...cpu,
         });
-        log(
-          `[round ${round}/${ROUNDS}] ${target.label.padEnd(labelWidth)} ${runFigures(result.requestsPerSecond, latencies, cpu)}`,
-        );
+        log(`[round ${round}/${ROUNDS}] ${target.label.padEnd(labelWidth)} ${runFigures(result, latencies, cpu)}`);
       }
     }
     // Let the last usage batch go out (it waits at most a second for companions).
@@ -550,8 +554,9 @@ async function main(): Promise<void> {
     log('\nmedians over the rounds:');
     for (const target of targets) {
       const optional = (value: number) => (Number.isNaN(value) ? undefined : value);
+      const refused = of(target.id).reduce((sum, record) => sum + record.refused, 0);
       const figuresText = runFigures(
-        medianOf(target.id, rps),
+        { requestsPerSecond: medianOf(target.id, rps), refusedByStatus: refused > 0 ? { 'non-2xx': refused } : {} },
         { p50Ms: optional(medianOf(target.id, (r) => r.p50Ms)), p99Ms: optional(medianOf(target.id, (r) => r.p99Ms)) },
         {
           cpuMicrosPerRequest: optional(medianOf(target.id, (r) => r.cpuMicrosPerRequest)),
@@ -648,6 +653,7 @@ async function main(): Promise<void> {
           platformCpuMicros: medianOf('cold-platform', (r) => r.cpuMicrosPerRequest),
           cpuRatio: perRound('cold-gateway', 'cold-platform', cpuRatio),
           throughputRatio: perRound('cold-gateway', 'cold-platform', ratio),
+          gatewayRefused: of('cold-gateway').reduce((sum, record) => sum + record.refused, 0),
           proxy: coldFloor('cold-proxy'),
           stack: coldFloor('cold-stack'),
           gatewayOverStackCpuMicros: perRound('cold-gateway', 'cold-stack', cpuDifference),
