@@ -5,21 +5,7 @@ import { ApiError, CODE_BY_REASON, type ErrorCode } from '../errors.js';
  * No message holds anything the caller sent: a key's text is never echoed.
  */
 
-export type AuthFailureReason =
-  | 'missing_key'
-  | 'malformed_key'
-  | 'unsupported_scheme'
-  | 'conflicting_credentials'
-  | 'key_in_query'
-  | 'invalid_key'
-  | 'expired_key'
-  | 'not_an_api_key'
-  | 'missing_permission'
-  | 'plan_not_eligible'
-  | 'usage_ceiling_reached'
-  | 'unknown_key_budget_spent';
-
-const MESSAGES: Readonly<Record<AuthFailureReason, string>> = {
+const MESSAGES = {
   missing_key: 'An API key is required. Send it as "Authorization: Bearer <key>" or "X-API-Key: <key>".',
   malformed_key: 'The API key is malformed.',
   unsupported_scheme: 'Unsupported authorization scheme. Send the API key as "Authorization: Bearer <key>".',
@@ -34,7 +20,9 @@ const MESSAGES: Readonly<Record<AuthFailureReason, string>> = {
   plan_not_eligible: "The organization's plan does not include API access. The Pro plan or higher is required.",
   usage_ceiling_reached: "The organization's usage ceiling for this period has been reached.",
   unknown_key_budget_spent: 'Too many unknown API keys were presented from this address. Retry later with a valid key.',
-};
+} as const;
+
+export type AuthFailureReason = keyof typeof MESSAGES;
 
 /**
  * The refusal for a reason: 429 once an address spent its budget of unknown keys (retry

@@ -9,7 +9,7 @@ import {
   OrganizationUpdatedSchema,
   parseJson,
 } from './keyServiceContract.js';
-import { describe, retryAfterSeconds } from './upstreamFailure.js';
+import { describe, headerText, retryAfterSeconds } from './upstreamFailure.js';
 import type { UpstreamHttp } from './upstreamHttp.js';
 
 /**
@@ -109,11 +109,11 @@ export function followEventStream(
       };
       if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
       const res = await http.open(url, headers, signal);
-      const contentType = headerValue(res.headers['content-type']);
+      const contentType = headerText(res.headers['content-type']);
       if (res.statusCode !== 200 || !contentType.startsWith('text/event-stream')) {
         await res.body.dump();
         if (res.statusCode === 429 || res.statusCode === 503) {
-          requestedDelayMs = (retryAfterSeconds(headerValue(res.headers['retry-after']) || null) ?? 0) * 1000;
+          requestedDelayMs = (retryAfterSeconds(res.headers['retry-after']) ?? 0) * 1000;
         }
         return `events: status ${res.statusCode}`;
       }
@@ -183,9 +183,4 @@ export function followEventStream(
       await running;
     },
   };
-}
-
-/** One header's value as text (undici gives repeated headers as a list). */
-function headerValue(value: string | string[] | undefined): string {
-  return Array.isArray(value) ? value.join(', ') : (value ?? '');
 }

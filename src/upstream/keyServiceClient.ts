@@ -72,7 +72,7 @@ export function createKeyServiceClient(options: KeyServiceClientOptions): KeySer
     try {
       const answer = await http.send(`${baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
       if (answer.status === 429 || answer.status === 503)
-        throw failureFromStatus('key-service', call, answer.status, headerText(answer, 'retry-after'));
+        throw failureFromStatus('key-service', call, answer.status, answer.headers['retry-after']);
       return read(answer, parseJson(answer.text));
     } catch (err: unknown) {
       const failure = failureFromThrown('key-service', call, err);
@@ -121,11 +121,6 @@ export function createKeyServiceClient(options: KeyServiceClientOptions): KeySer
       return followEventStream(http, `${baseUrl}/v1/events`, authorization, options, handlers);
     },
   };
-}
-
-function headerText(answer: UpstreamAnswer, name: string): string | null {
-  const value = answer.headers[name];
-  return Array.isArray(value) ? value.join(', ') : (value ?? null);
 }
 
 function errorName(json: unknown): string {

@@ -11,7 +11,7 @@ export function failureFromStatus(
   upstream: UpstreamName,
   call: string,
   status: number,
-  retryAfter: string | null,
+  retryAfter: string | readonly string[] | null | undefined,
   detail = '',
 ): UpstreamError {
   const described = `${call}: status ${status} ${detail}`.trim();
@@ -42,13 +42,21 @@ export function describe(err: unknown): string {
   return err.cause instanceof Error ? `${err.message} (${err.cause.message})` : err.message;
 }
 
+/** One header's value as text (undici gives repeated headers as a list). */
+export function headerText(value: string | readonly string[] | undefined): string {
+  return typeof value === 'string' ? value : (value?.join(', ') ?? '');
+}
+
 /**
  * Retry-After from an upstream (seconds or an HTTP date) → whole seconds, clamped to
  * a sane range so a hostile or broken upstream cannot tell consumers to wait a day.
  */
-export function retryAfterSeconds(value: string | null, now: number = Date.now()): number | undefined {
-  if (value === null) return undefined;
-  const trimmed = value.trim();
+export function retryAfterSeconds(
+  value: string | readonly string[] | null | undefined,
+  now: number = Date.now(),
+): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const trimmed = headerText(value).trim();
   let seconds: number;
   if (/^\d+$/.test(trimmed)) {
     seconds = Number(trimmed);
