@@ -19,9 +19,10 @@ import { runLoad } from './load.js';
  *
  * Warm (default): 32 connections on the bench's URL, a cache hit after the first call.
  * `--cold`: the same URL with CACHE_TTL_SECONDS=0 on one connection, so every request is
- * a miss and a platform call, as the bench's cold rows.
+ * a miss and a platform call, as the bench's cold rows. `--together` loads both sides at the same
+ * time rather than one after the other, which on a busy machine keeps the ratio far steadier.
  *
- *   node --import tsx test/bench/compareBuilds.ts <checkout A> <checkout B> [--cold] [--rounds 6] [--seconds 4]
+ *   node --import tsx test/bench/compareBuilds.ts <checkout A> <checkout B> [--cold] [--together] [--rounds 6] [--seconds 4]
  */
 
 const { values, positionals } = parseArgs({
@@ -30,13 +31,15 @@ const { values, positionals } = parseArgs({
     rounds: { type: 'string', default: '6' },
     seconds: { type: 'string', default: '4' },
     cold: { type: 'boolean', default: false },
+    together: { type: 'boolean', default: false },
   },
 });
 if (positionals.length !== 2)
-  throw new Error('usage: compareBuilds.ts <checkout A> <checkout B> [--cold] [--rounds N] [--seconds S]');
+  throw new Error('usage: compareBuilds.ts <checkout A> <checkout B> [--cold] [--together] [--rounds N] [--seconds S]');
 const ROUNDS = Number(values.rounds);
 const SECONDS = Number(values.seconds);
 const COLD = values.cold;
+const TOGETHER = values.together;
 const CONNECTIONS = COLD ? 1 : 32;
 /** The bench's warm URL: a cache hit after the first call (with the cache on). */
 const BENCH_PATH = '/v1/api/keywords?site=acme.com&limit=5';
@@ -136,16 +139,21 @@ try {
   const key = upstreams.ready.demoKey;
   for (const gateway of gateways) await measure(gateway, key, 2); // warm-up: caches, JIT
   const perRequest: [number[], number[]] = [[], []];
-  const sides = [0, 1] as const;
   console.log(`${COLD ? 'cold (cache off, 1 connection)' : 'warm (cache hits, 32 connections)'}`);
   for (let round = 0; round < ROUNDS; round++) {
-    // Each round starts with the other side, so neither always follows the same one.
-    for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
-      const micros = await measure(gateways[side] as Gateway, key, SECONDS);
+    // --together: both sides loaded at once, so a shared machine's load falls on both alike.
+    // Otherwise each round starts with the other side, so neither always follows the same one.
+    const order: ReadonlyArray<0 | 1> = round % 2 === 0 ? [0, 1] : [1, 0];
+    const results = TOGETHER
+      ? await Promise.all(order.map((side) => measure(gateways[side] as Gateway, key, SECONDS)))
+      : [];
+    for (const [at, side] of order.entries()) {
+      const micros = results[at] ?? (await measure(gateways[side] as Gateway, key, SECONDS));
       perRequest[side].push(micros);
       console.log(`round ${round + 1}/${ROUNDS} ${'AB'[side]}: ${micros.toFixed(1)} µs of CPU per request`);
     }
   }
+
   const ratios = perRequest[1].map((b, round) => b / (perRequest[0][round] ?? NaN));
   const differences = perRequest[1].map((b, round) => b - (perRequest[0][round] ?? NaN));
   console.log(`A ${gateways[0]?.name}: median ${median(perRequest[0]).toFixed(1)} µs per request`);
