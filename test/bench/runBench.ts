@@ -291,7 +291,8 @@ async function measured<T>(
 
 function checkRun(label: string, result: LoadResult, problems: string[]): void {
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
-    const problem = `${label}: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.timeouts} timeouts`;
+    const statuses = Object.entries(result.refusedByStatus).map(([status, count]) => `${count} × ${status}`);
+    const problem = `${label}: ${result.non2xx} non-2xx${statuses.length > 0 ? ` (${statuses.join(', ')})` : ''}, ${result.errors} errors, ${result.timeouts} timeouts`;
     problems.push(problem);
     log(`!!! ${problem}`);
   }
