@@ -1,4 +1,3 @@
-import { parse } from 'graphql';
 import { ClientError, GraphQLClient } from 'graphql-request';
 import { ApiError, UpstreamError } from '../errors.js';
 import type { TypedDocumentString } from '../generated/graphql.js';
@@ -89,17 +88,9 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   };
 }
 
-const operationNames = new WeakMap<object, string>();
-
-/** The document's operation name for metrics and logs, found once per document. */
+/** The document's operation name for metrics and logs: the name after its leading `query`. */
 function operationName(document: TypedDocumentString<unknown, never>): string {
-  let name = operationNames.get(document);
-  if (name === undefined) {
-    const definition = parse(document.toString()).definitions.find((d) => d.kind === 'OperationDefinition');
-    name = definition?.name?.value ?? 'anonymous';
-    operationNames.set(document, name);
-  }
-  return name;
+  return /^\s*(?:query|mutation|subscription)\s+([_A-Za-z]\w*)/.exec(document.toString())?.[1] ?? 'anonymous';
 }
 
 function toUpstreamError(err: unknown, operation: string): UpstreamError {
