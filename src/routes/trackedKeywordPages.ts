@@ -33,46 +33,31 @@ export async function fetchTrackedKeywords(
     unrankedFirst: firstPage,
   });
   const match = singleSite(answer.organization);
-  const ranked = await collect(platform, organizationId, match.id, match.ranked, true, RANKED_ORDER, limit);
-  if (ranked.length >= limit) return ranked.slice(0, limit);
-  const unranked = await collect(
-    platform,
-    organizationId,
-    match.id,
-    match.unranked,
-    false,
-    UNRANKED_ORDER,
-    limit - ranked.length,
-  );
-  return [...ranked, ...unranked];
-}
 
-async function collect(
-  platform: PlatformClient,
-  organizationId: string,
-  siteId: string,
-  first: Page,
-  ranked: boolean,
-  orderBy: TrackedKeywordOrder,
-  wanted: number,
-): Promise<TrackedKeywordNode[]> {
-  const nodes = first.edges.map((edge) => edge.node);
-  let pageInfo = first.pageInfo;
-  // Bounded: each page adds rows, and no answer needs more than `wanted` of them.
-  const maxPages = Math.ceil(wanted / PLATFORM_PAGE_MAX) + 1;
-  for (let page = 0; page < maxPages && nodes.length < wanted && pageInfo.hasNextPage && pageInfo.endCursor; page++) {
-    const next = await platform.request(KeywordsPageDocument, {
-      organizationId,
-      siteId,
-      first: Math.min(wanted - nodes.length, PLATFORM_PAGE_MAX),
-      after: pageInfo.endCursor,
-      ranked,
-      orderBy,
-    });
-    const connection = next.organization?.site?.trackedKeywords;
-    if (!connection || connection.edges.length === 0) break;
-    nodes.push(...connection.edges.map((edge) => edge.node));
-    pageInfo = connection.pageInfo;
-  }
-  return nodes.slice(0, wanted);
+  /** The first page given, then further pages of the same kind while fewer than `wanted` rows are in. */
+  const collect = async (first: Page, ranked: boolean, wanted: number): Promise<TrackedKeywordNode[]> => {
+    const nodes = first.edges.map((edge) => edge.node);
+    let pageInfo = first.pageInfo;
+    // Bounded: each page adds rows, and no answer needs more than `wanted` of them.
+    const maxPages = Math.ceil(wanted / PLATFORM_PAGE_MAX) + 1;
+    for (let page = 0; page < maxPages && nodes.length < wanted && pageInfo.hasNextPage && pageInfo.endCursor; page++) {
+      const next = await platform.request(KeywordsPageDocument, {
+        organizationId,
+        siteId: match.id,
+        first: Math.min(wanted - nodes.length, PLATFORM_PAGE_MAX),
+        after: pageInfo.endCursor,
+        ranked,
+        orderBy: ranked ? RANKED_ORDER : UNRANKED_ORDER,
+      });
+      const connection = next.organization?.site?.trackedKeywords;
+      if (!connection || connection.edges.length === 0) break;
+      nodes.push(...connection.edges.map((edge) => edge.node));
+      pageInfo = connection.pageInfo;
+    }
+    return nodes.slice(0, wanted);
+  };
+
+  const ranked = await collect(match.ranked, true, limit);
+  if (ranked.length >= limit) return ranked.slice(0, limit);
+  return [...ranked, ...(await collect(match.unranked, false, limit - ranked.length))];
 }
