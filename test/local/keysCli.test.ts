@@ -48,7 +48,9 @@ async function closedPortUrl(): Promise<string> {
   return `http://127.0.0.1:${port}`;
 }
 
-describe('npm run keys (src/local/keysCli.ts)', () => {
+describe('npm run keys (src/local/keysCli.ts)', function () {
+  // Some tests start the CLI several times, each a Node process compiling TypeScript: slow on a busy machine.
+  this.timeout(60_000);
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let service: LocalKeyService;
   let local: Record<string, string>;
