@@ -9,6 +9,8 @@ FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
+# tsconfig.json: esbuild reads it as `npm run build` does.
+COPY tsconfig.json ./
 COPY src/ src/
 RUN npm run build
 

@@ -64,10 +64,10 @@ describe('the container image, reproduced (Dockerfile, real process)', function 
     app = join(dir.path, 'app');
 
     // The build stage compiles what it copied, with every dependency installed (linked here).
-    assert.deepEqual(argsOf(build, 'COPY'), ['package.json package-lock.json ./', 'src/ src/']);
+    assert.deepEqual(argsOf(build, 'COPY'), ['package.json package-lock.json ./', 'tsconfig.json ./', 'src/ src/']);
     assert.deepEqual(argsOf(build, 'RUN'), ['npm ci --ignore-scripts', 'npm run build']);
     await mkdir(stageDir.build);
-    for (const file of ['package.json', 'package-lock.json', 'src']) {
+    for (const file of ['package.json', 'package-lock.json', 'tsconfig.json', 'src']) {
       await cp(join(REPO, file), join(stageDir.build, file), { recursive: true });
     }
     await symlink(join(REPO, 'node_modules'), join(stageDir.build, 'node_modules'));
