@@ -69,21 +69,23 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const ledger = redis
     ? (await import('./usage/sharedUsageLedger.js')).createSharedUsageLedger({ redis, logger })
     : createUsageLedger();
-  const usageOptions = {
+  // With Redis, each held call also has a copy in one shared stream, which another instance delivers should this one die.
+  const usage = createUsageBuffer({
     sink: keyService,
     logger,
     ledger,
     spool: createUsageSpool(config.usageSpoolDir),
     onFlushed: metrics.usageFlushed,
     onFlushFailed: metrics.usageFlushFailed,
-  };
-  // With Redis, recorded calls live in one shared stream that any instance delivers.
-  const usage = redis
-    ? (await import('./usage/createRedisUsageBuffer.js')).createRedisUsageBuffer({
-        ...usageOptions,
-        stream: (await import('./usage/usageStream.js')).createUsageStream({ redis, logger }),
-      })
-    : createUsageBuffer(usageOptions);
+    ...(redis
+      ? {
+          queue: (await import('./usage/redisUsageQueue.js')).redisUsageQueue({
+            stream: (await import('./usage/usageStream.js')).createUsageStream({ redis }),
+            logger,
+          }),
+        }
+      : {}),
+  });
   metrics.observeUsagePending(() => usage.pendingTotal());
   const verifications = createVerificationGate(keyService.verify);
   const keyAuthenticator = createKeyAuthenticator({

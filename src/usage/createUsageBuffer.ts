@@ -1,71 +1,141 @@
-import type { Principal } from '../auth/principal.js';
+import type { Logger } from 'pino';
 import { UpstreamError } from '../errors.js';
+import { inSpan } from '../telemetry/spans.js';
+import { retryDelayMs } from '../upstream/backoff.js';
 import { withDeadline } from '../upstream/deadline.js';
-import { type RecordedCall, toUsageEvent } from './recordedCall.js';
 import {
-  adoptSpool,
-  createDeliveryTimer,
-  type DeliveryOptions,
-  deliverySettings,
-  SPOOL_WRITE_MS,
-  sendBatch,
-  spoolOrLose,
-  tellLedger,
-} from './usageDelivery.js';
-import { countByOrganization, type UsageEvent } from './usageEvent.js';
+  countByOrganization,
+  isRejectedBatch,
+  MAX_USAGE_BATCH,
+  type UsageEvent,
+  type UsageSink,
+} from './usageEvent.js';
+import type { UsageLedger } from './usageLedger.js';
+import { createMemoryQueue, eventsOf, type QueueHooks, type Round, type UsageQueue } from './usageQueue.js';
 import type { UsageRecorder } from './usageRecorder.js';
+import type { UsageSpool } from './usageSpool.js';
 
-export type UsageBufferOptions = DeliveryOptions;
+export interface UsageBufferOptions {
+  readonly sink: UsageSink;
+  readonly logger: Logger;
+  /** Events per call to the key service: 1 to 1000 (its limit), default 1000. */
+  readonly batchSize?: number;
+  /** How long recorded calls may wait for companions before a batch goes. Default 1000 ms. */
+  readonly flushIntervalMs?: number;
+  readonly now?: () => Date;
+  /** Backoff after a failed call: first delay and cap. Defaults 250 ms and 30 s. */
+  readonly retryBaseMs?: number;
+  readonly retryMaxMs?: number;
+  readonly random?: () => number;
+  /** Whether a failure means that sending the batch again cannot help. Default isRejectedBatch. */
+  readonly isRejection?: (err: unknown) => boolean;
+  /** Events kept at most (default DEFAULT_MAX_PENDING); beyond, calls are refused with 503 (ensureRoom). */
+  readonly maxPending?: number;
+  /** Metrics: a batch of this many events was acknowledged / failed (and will be sent again). */
+  readonly onFlushed?: (events: number) => void;
+  readonly onFlushFailed?: (events: number) => void;
+  /** Told per organization what is sent, acknowledged, dropped, and taken in from elsewhere: the ceiling count. */
+  readonly ledger?: UsageLedger;
+  /** Where what is left at the shutdown deadline goes, and where what others left is taken from. */
+  readonly spool?: UsageSpool;
+  /** Where counted calls are kept: in memory (the default), or with a copy in Redis (redisUsageQueue). */
+  readonly queue?: (hooks: QueueHooks) => UsageQueue;
+}
 
 export interface UsageBuffer extends UsageRecorder {
-  /** Claims what earlier instances spooled and delivers it with the rest; resolves with the count taken. */
+  /** Claims what the spool holds and delivers it with the rest; resolves with the count taken. */
   deliverSpooled(): Promise<number>;
 }
 
+/** Events kept at most unless told otherwise: about 60 MB of heap. */
+export const DEFAULT_MAX_PENDING = 1_000_000;
+/** While closing, retries come quickly: the deadline, not the backoff, bounds the wait. */
+const CLOSING_RETRY_MAX_MS = 500;
+/** Kept back from the shutdown deadline to write to the spool what is left. */
+const SPOOL_WRITE_MS = 1_000;
+
+type LedgerStep = 'adopted' | 'sending' | 'acknowledged' | 'dropped';
+
 /**
- * Counts successful calls: every record() becomes an event with its own UUID, kept
- * in memory until the key service acknowledges it. Events go out in batches of at
- * most `batchSize`, one call at a time; a failed batch is sent again (the same ids,
- * so nothing is counted twice) after a growing, jittered delay until it is accepted.
- * The one exception is a batch the service refuses as malformed (400): no retry can
- * change that answer, so it is logged with its size and dropped.
+ * The one usage delivery loop. Every recorded call becomes an event with its own id, kept in
+ * the queue until the key service acknowledges it. Batches of at most `batchSize` go one call
+ * at a time; a failed batch is sent again, with the same ids (counted once), after a growing,
+ * jittered delay; a batch the service refuses as malformed (400) is logged and dropped. On
+ * close, delivery goes on until the deadline; what is left stays in Redis for another
+ * instance, else goes to the spool, else is said lost on one line and close rejects.
  */
 export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
-  const { sink, logger } = options;
-  const settings = deliverySettings(options);
-  const { batchSize, flushIntervalMs, now, isRejection, maxPending } = settings;
+  const { sink, logger, ledger, spool } = options;
+  const batchSize = Math.min(MAX_USAGE_BATCH, Math.max(1, options.batchSize ?? MAX_USAGE_BATCH));
+  const flushIntervalMs = options.flushIntervalMs ?? 1000;
+  const now = options.now ?? (() => new Date());
+  const isRejection = options.isRejection ?? isRejectedBatch;
+  const maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
+  const tell = (events: readonly UsageEvent[], step: LedgerStep): void => {
+    if (!ledger) return;
+    for (const [organizationId, calls] of Object.entries(countByOrganization(events)))
+      ledger[step](organizationId, calls);
+  };
+  const queue = (options.queue ?? ((hooks) => createMemoryQueue(hooks.perRound)))({
+    perRound: batchSize,
+    taken(rounds) {
+      tell(eventsOf(rounds), 'adopted');
+      timer.soon();
+    },
+    stored: (events) => spool?.safe(events),
+  });
 
-  /**
-   * Recorded, not yet in a call: the least that must be kept per call. The id and the
-   * RFC 3339 time are made when the entry joins a batch (and then kept for every retry):
-   * under load each entry outlives a few young-generation collections, so whatever it
-   * holds is promoted to the old generation as garbage (measured: the UUID and time
-   * strings per call were the largest part of the gateway's old-generation growth).
-   */
-  const queue: Array<RecordedCall | UsageEvent> = [];
   /** The batch being sent, or waiting to be sent again after a failure. */
-  let batch: UsageEvent[] | null = null;
-  let pendingTotal = 0;
+  let batch: Round[] | null = null;
   let failures = 0;
   let sending = false;
   let closing = false;
-  /** A call of an organization near its ceiling waits in the queue. */
-  let hurry = false;
   let stopped = false;
+  /** A call of an organization near its ceiling waits: other instances must see it soon. */
+  let hurry = false;
   const drainedWaiters: Array<() => void> = [];
-  /** What an earlier instance spooled: its files go once every event is acknowledged (or dropped). */
-  const spooled = adoptSpool(options.spool, options.ledger, logger);
+  const timer = deliveryTimer(
+    () => void pump(),
+    () => !stopped && !sending,
+    () => closing,
+  );
+  // Claims left by an instance killed while delivering are taken over once their lease lapses.
+  const spoolLook = spool
+    ? setInterval(() => {
+        deliverSpooled().catch((err: unknown) => logger.error({ err }, 'usage spool could not be read'));
+      }, spool.leaseMs)
+    : null;
+  spoolLook?.unref();
 
-  const timer = createDeliveryTimer({
-    look: () => void pump(),
-    canArm: () => !stopped && !sending,
-    keepsAlive: () => closing,
-  });
+  const retryDelay = (err: unknown): number =>
+    retryDelayMs(failures, {
+      baseMs: options.retryBaseMs ?? 250,
+      maxMs: Math.min(options.retryMaxMs ?? 30_000, closing ? CLOSING_RETRY_MAX_MS : Number.POSITIVE_INFINITY),
+      random: options.random ?? Math.random,
+      retryAfterSeconds: err instanceof UpstreamError ? err.retryAfterSeconds : undefined,
+    });
 
-  const settle = (events: readonly UsageEvent[]): void => {
-    pendingTotal -= events.length;
-    if (pendingTotal === 0) for (const wake of drainedWaiters.splice(0)) wake();
-    spooled.safe(events);
+  const finish = (current: Round[], step: 'acknowledged' | 'dropped'): void => {
+    batch = null;
+    queue.finish(current);
+    const events = eventsOf(current);
+    tell(events, step);
+    spool?.safe(events);
+    if (queue.size() === 0) for (const wake of drainedWaiters.splice(0)) wake();
+  };
+
+  /** One call per `batchSize` events (a round another instance wrote may be larger); a receipt that does not add up is said. */
+  const send = async (events: readonly UsageEvent[]): Promise<void> => {
+    for (let start = 0; start < events.length; start += batchSize) {
+      const piece = events.slice(start, start + batchSize);
+      const receipt = await inSpan('usage.flush', () => sink.recordUsage(piece), {
+        root: true,
+        attributes: { 'usage.events': piece.length },
+      });
+      if (receipt.accepted + receipt.duplicates !== piece.length) {
+        logger.warn({ sent: piece.length, ...receipt }, 'usage receipt does not add up to the batch sent');
+      }
+    }
   };
 
   /** Sends batches one call at a time while there is something worth sending now. */
@@ -75,112 +145,158 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
     try {
       while (!stopped) {
         if (batch === null) {
-          // Outside shutdown, a partial batch waits for the flush interval to fill up.
-          if (queue.length === 0) break;
-          batch = queue.splice(0, batchSize).map(toUsageEvent);
+          const next = queue.take(batchSize);
+          if (next.length === 0) break;
+          batch = next;
           hurry = false;
-          tellLedger(options.ledger, batch, 'sending');
+          tell(eventsOf(batch), 'sending');
         }
         const current = batch;
+        const events = eventsOf(current);
         try {
-          await sendBatch(sink, current, logger);
-          batch = null;
-          failures = 0;
-          tellLedger(options.ledger, current, 'acknowledged');
-          settle(current);
-          options.onFlushed?.(current.length);
+          await send(events);
         } catch (err: unknown) {
           if (isRejection(err)) {
             logger.error(
-              { err, dropped: current.length, organizations: countByOrganization(current) },
+              { err, dropped: events.length, organizations: countByOrganization(events) },
               'usage batch refused by the key service as malformed: dropped, these calls are not counted',
             );
-            batch = null;
-            tellLedger(options.ledger, current, 'dropped');
-            settle(current);
+            finish(current, 'dropped');
             continue;
           }
           failures += 1;
-          options.onFlushFailed?.(current.length);
-          const delay = settings.retryDelayMs(failures, closing, err);
+          options.onFlushFailed?.(events.length);
+          const delay = retryDelay(err);
           logger.warn(
-            { err, attempt: failures, retryInMs: delay, pending: pendingTotal },
+            { err, attempt: failures, retryInMs: delay, pending: queue.size() },
             'usage batch not recorded: retrying',
           );
           sending = false;
           timer.schedule(delay, true);
           return;
         }
-        if (!closing && !hurry && queue.length < batchSize) break;
+        failures = 0;
+        finish(current, 'acknowledged');
+        options.onFlushed?.(events.length);
+        // Outside shutdown, a partial batch waits for the flush interval to fill up.
+        if (!closing && !hurry && queue.unsent() < batchSize) break;
       }
     } finally {
       sending = false;
     }
-    if (queue.length > 0) timer.schedule(closing ? 0 : flushIntervalMs, false);
+    if (queue.unsent() > 0) timer.schedule(closing ? 0 : flushIntervalMs, false);
   };
 
-  /** What is left at the deadline goes to the spool; only when that fails too is it lost. */
-  const keepUndelivered = (): Promise<void> =>
-    // A batch on its way may have been counted already: spooled too, its ids make the resend harmless.
-    spoolOrLose([...(batch ?? []), ...queue.map(toUsageEvent)], options.spool, logger, 'delivered');
+  const deliverSpooled = async (): Promise<number> => {
+    const events = stopped || !spool ? [] : await spool.claim();
+    if (events.length === 0) return 0;
+    const rounds: Round[] = [];
+    for (let start = 0; start < events.length; start += batchSize)
+      rounds.push({ events: events.slice(start, start + batchSize), entryId: null, finished: false });
+    queue.add(rounds);
+    tell(events, 'adopted');
+    logger.info({ events: events.length }, 'usage events from the spool: delivering');
+    timer.soon();
+    return events.length;
+  };
+
+  /** What only this process has at the deadline goes to the spool; only when that fails too is it lost. */
+  const keepUnsaved = async (left: readonly UsageEvent[]): Promise<void> => {
+    const spooled = await spool?.write(left).then(
+      () => true,
+      (err: unknown) => logger.error({ err }, 'usage spool cannot be written'),
+    );
+    if (!spooled) {
+      logger.error({ lost: left.length }, 'usage events not delivered before the shutdown deadline: lost');
+      throw new Error('usage events lost');
+    }
+    logger.warn({ spooled: left.length }, 'usage events not delivered before the shutdown deadline: spooled');
+    spool?.safe(left);
+  };
 
   return {
     ensureRoom(): void {
-      // Counting is what lets a call through (like the key check): while the key service
-      // takes no usage and the backlog is full, fail closed rather than serve uncounted.
-      if (pendingTotal >= maxPending) {
+      // Counting is what lets a call through: while the key service takes no usage and the
+      // backlog is full, fail closed rather than serve uncounted.
+      if (queue.size() >= maxPending) {
         throw new UpstreamError(
           'key-service',
           'throttled',
-          `usage: ${pendingTotal} events waiting for the key service`,
+          `usage: ${queue.size()} events waiting for the key service`,
         );
       }
     },
 
-    record(principal: Principal, route: string): void {
+    record(principal, route): void {
       if (stopped) {
         logger.error({ organizationId: principal.organizationId, route }, 'usage recorded after shutdown: not counted');
         return;
       }
       queue.push({ principal, route, atMs: now().getTime() });
-      pendingTotal += 1;
-      // Near the ceiling other instances must see this call soon: no waiting for companions.
-      const urgent = options.ledger?.isNearCeiling(principal.organizationId) ?? false;
+      const urgent = ledger?.isNearCeiling(principal.organizationId) ?? false;
       if (urgent) hurry = true;
-      if (queue.length >= batchSize || closing || urgent) timer.soon();
+      if (queue.unsent() >= batchSize || closing || urgent) timer.soon();
       else timer.schedule(flushIntervalMs, false);
     },
 
-    pendingTotal(): number {
-      return pendingTotal;
-    },
+    pendingTotal: () => queue.size(),
 
-    async deliverSpooled(): Promise<number> {
-      if (stopped) return 0;
-      const events = await spooled.take();
-      if (events.length === 0) return 0;
-      queue.push(...events);
-      pendingTotal += events.length;
-      logger.info({ events: events.length }, 'usage events from the spool: delivering');
-      timer.soon();
-      return events.length;
-    },
+    deliverSpooled,
 
     async close(deadlineMs: number): Promise<void> {
-      const drainMs = options.spool ? Math.max(0, deadlineMs - SPOOL_WRITE_MS) : deadlineMs;
+      const deadline = Date.now() + deadlineMs - (spool ? SPOOL_WRITE_MS : 0);
+      if (spoolLook) clearInterval(spoolLook);
       if (!closing) {
         closing = true;
         // Whatever waits, waits no longer: send now (a backoff is shortened to the closing cap).
         timer.clear();
         void pump();
       }
-      if (pendingTotal > 0) {
+      const drainMs = deadline - queue.closeMs - Date.now();
+      if (queue.size() > 0 && drainMs > 0) {
         const drained = new Promise<void>((resolve) => drainedWaiters.push(resolve));
-        await withDeadline(Math.max(0, drainMs), () => drained, 'usage flush').catch(() => undefined);
+        await withDeadline(drainMs, () => drained, 'usage delivery').catch(() => undefined);
       }
       stopped = true;
       timer.clear();
-      if (pendingTotal > 0) await keepUndelivered();
+      const { leftInRedis, unsaved } = await queue.close(deadline);
+      if (leftInRedis > 0) {
+        logger.warn(
+          { leftInRedis },
+          'usage events not delivered before the shutdown deadline: left in redis for another instance',
+        );
+      }
+      // A batch on its way may have been counted already: kept too, its ids make the resend harmless.
+      if (unsaved.length > 0) await keepUnsaved(unsaved);
     },
   };
+}
+
+/**
+ * The loop's one pending run: at most one timer at a time. A run asked "soon" replaces a
+ * waiting interval but never a backoff (a failing key service is not asked again early). It
+ * keeps the process alive only while closing.
+ */
+function deliveryTimer(run: () => void, canArm: () => boolean, keepsAlive: () => boolean) {
+  let armed: { handle: NodeJS.Timeout; backoff: boolean } | null = null;
+  const timer = {
+    schedule(delayMs: number, backoff: boolean): void {
+      if (armed || !canArm()) return;
+      const handle = setTimeout(() => {
+        armed = null;
+        run();
+      }, delayMs);
+      if (!keepsAlive()) handle.unref();
+      armed = { handle, backoff };
+    },
+    soon(): void {
+      if (armed && !armed.backoff) timer.clear();
+      timer.schedule(0, false);
+    },
+    clear(): void {
+      if (armed) clearTimeout(armed.handle);
+      armed = null;
+    },
+  };
+  return timer;
 }

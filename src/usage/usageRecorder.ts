@@ -8,14 +8,8 @@ export interface UsageRecorder {
    */
   ensureRoom(): void;
   record(principal: Principal, route: string): void;
-  /** All events accepted here but not yet acknowledged (for metrics). */
+  /** All events recorded here and not yet acknowledged (for metrics). */
   pendingTotal(): number;
-  /** Sends every pending event; resolves when all were accepted or the deadline passed. */
+  /** Delivers what it can until the deadline, then keeps the rest for another instance. */
   close(deadlineMs: number): Promise<void>;
 }
-
-/**
- * Events waiting for the key service at most, unless a buffer is told otherwise: in this
- * process (about 60 MB of heap), or in the Redis stream that every instance shares.
- */
-export const DEFAULT_MAX_PENDING = 1_000_000;

@@ -1,35 +1,35 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, stat, unlink, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import type { UsageEvent } from './usageEvent.js';
 
 /**
- * Usage events that could not be delivered before a shutdown, kept in files until an
- * instance started with the same folder delivers them. Each event keeps its id, so the
+ * Usage events not delivered before a shutdown, kept in files until an instance on the same
+ * folder (on this host or another sharing it) delivers them. Each event keeps its id, so the
  * key service counts it once however many times it is sent.
  *
- * A file is written under a temporary name and renamed, so a reader never sees half of
- * one; an instance claims a file by renaming it to its own pid before reading, so two
- * instances starting together never both deliver it. A claim left by a process that no
- * longer runs (killed while delivering) is taken over.
+ * A file is written under a temporary name and renamed, so a reader never sees half of one.
+ * An instance claims a file by renaming it to a name of its own (of two renames, one wins) and
+ * renews the claim by touching the file while it delivers; a claim not renewed for `leaseMs`
+ * (the instance that claimed it was killed) is taken over the same way. Process ids play no part: they collide
+ * across hosts and containers. A clock far off only makes a takeover early (events sent twice,
+ * counted once) or late.
  */
-
-export interface SpooledEvents {
-  readonly events: readonly UsageEvent[];
-  /** Deletes the claimed files: call once every event was acknowledged. */
-  delivered(): Promise<void>;
-}
-
 export interface UsageSpool {
   /** Writes the events to a new file; rejects when the folder cannot be written. */
   write(events: readonly UsageEvent[]): Promise<void>;
-  /** Claims every file waiting in the folder and returns their events. */
-  claim(): Promise<SpooledEvents>;
+  /** Claims every file waiting in the folder, and every abandoned claim: their events. */
+  claim(): Promise<UsageEvent[]>;
+  /** These events are safe elsewhere (acknowledged, dropped, in Redis, spooled anew): a claim's files go once all of theirs are. */
+  safe(events: readonly UsageEvent[]): void;
+  readonly leaseMs: number;
 }
 
+/** How long a claim lives unless renewed. */
+export const SPOOL_LEASE_MS = 30_000;
 const SPOOLED = /^usage-[\w-]+\.jsonl$/;
-const CLAIMED = /^usage-[\w-]+\.jsonl\.claimed-(\d+)$/;
+const CLAIMED = /^(usage-[\w-]+\.jsonl)\.claimed-[\w-]+$/;
 
 const SpooledEventSchema = z.object({
   id: z.string().min(1),
@@ -39,68 +39,73 @@ const SpooledEventSchema = z.object({
   at: z.string().min(1),
 });
 
-export function createUsageSpool(dir: string): UsageSpool {
+export function createUsageSpool(dir: string, leaseMs = SPOOL_LEASE_MS): UsageSpool {
+  const owner = randomUUID();
+  /** What this process claimed, renewed until its events are safe. */
+  const claims: Array<{ files: string[]; ids: Set<string> }> = [];
+  const renewer = setInterval(() => {
+    const at = new Date();
+    // A file gone was taken over by an instance that thought this one dead: it delivers them too.
+    for (const file of claims.flatMap((claim) => claim.files)) utimes(file, at, at).catch(() => undefined);
+  }, leaseMs / 3);
+  renewer.unref();
+
+  const safe = (events: readonly UsageEvent[]): void => {
+    for (const claim of [...claims]) {
+      for (const event of events) claim.ids.delete(event.id);
+      if (claim.ids.size > 0) continue;
+      claims.splice(claims.indexOf(claim), 1);
+      for (const file of claim.files) unlink(file).catch(() => undefined);
+    }
+  };
+
+  /** The spooled file's name when `name` is a file to claim: waiting, or a claim not renewed in time. */
+  const claimable = async (name: string): Promise<string | null> => {
+    if (SPOOLED.test(name)) return name;
+    const base = CLAIMED.exec(name)?.[1];
+    if (!base || name.endsWith(owner)) return null;
+    const renewed = await stat(join(dir, name)).then(({ mtimeMs }): number | null => mtimeMs, unlessMissing(null));
+    return renewed !== null && Date.now() - renewed >= leaseMs ? base : null;
+  };
+
   return {
+    leaseMs,
     async write(events) {
       await mkdir(dir, { recursive: true });
-      const name = `usage-${Date.now()}-${process.pid}-${randomUUID()}.jsonl`;
+      const name = `usage-${Date.now()}-${randomUUID()}.jsonl`;
       const temporary = join(dir, `.${name}.tmp`);
       await writeFile(temporary, `${events.map((event) => JSON.stringify(event)).join('\n')}\n`, { flush: true });
       await rename(temporary, join(dir, name));
     },
 
     async claim() {
-      const names = await readdir(dir).catch((err: unknown) => {
-        if (isMissing(err)) return [];
-        throw err;
-      });
       const claimed: string[] = [];
-      for (const name of names) {
-        const base = SPOOLED.test(name) ? name : abandonedClaim(name);
+      for (const name of await readdir(dir).catch(unlessMissing<string[]>([]))) {
+        const base = await claimable(name);
         if (base === null) continue;
-        const mine = join(dir, `${base}.claimed-${process.pid}`);
-        try {
-          await rename(join(dir, name), mine);
-          claimed.push(mine);
-        } catch (err: unknown) {
-          if (!isMissing(err)) throw err; // another instance claimed it first
-        }
+        const mine = join(dir, `${base}.claimed-${owner}`);
+        // Renewed first: from the moment it bears this name, the claim is fresh.
+        const at = new Date();
+        const taken = await utimes(join(dir, name), at, at)
+          .then(() => rename(join(dir, name), mine))
+          .then(() => true, unlessMissing(false)); // another instance claimed it first
+        if (taken) claimed.push(mine);
       }
       const events: UsageEvent[] = [];
       for (const file of claimed) events.push(...parseSpool(await readFile(file, 'utf8')));
-      return {
-        events,
-        async delivered() {
-          await Promise.all(claimed.map((file) => unlink(file)));
-        },
-      };
+      claims.push({ files: claimed, ids: new Set(events.map((event) => event.id)) });
+      safe([]);
+      return events;
     },
+
+    safe,
   };
-}
-
-/** The spooled file's name when `name` is a claim of a process that is gone, else null. */
-function abandonedClaim(name: string): string | null {
-  const match = CLAIMED.exec(name);
-  if (!match) return null;
-  const pid = Number(match[1]);
-  if (pid !== process.pid && isRunning(pid)) return null;
-  return name.slice(0, name.lastIndexOf('.claimed-'));
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err: unknown) {
-    return err instanceof Error && 'code' in err && err.code === 'EPERM';
-  }
 }
 
 /** One event per line; a line that is not an event (a torn write) is skipped. */
 export function parseSpool(text: string): UsageEvent[] {
   const events: UsageEvent[] = [];
   for (const line of text.split('\n')) {
-    if (line.trim() === '') continue;
     let json: unknown;
     try {
       json = JSON.parse(line);
@@ -113,6 +118,10 @@ export function parseSpool(text: string): UsageEvent[] {
   return events;
 }
 
-function isMissing(err: unknown): boolean {
-  return err instanceof Error && 'code' in err && err.code === 'ENOENT';
+/** `fallback` when a file or folder is not there (any more); any other failure is thrown. */
+function unlessMissing<T>(fallback: T): (err: unknown) => T {
+  return (err) => {
+    if (err instanceof Error && 'code' in err && err.code === 'ENOENT') return fallback;
+    throw err;
+  };
 }

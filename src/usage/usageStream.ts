@@ -1,60 +1,49 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Result } from 'ioredis';
-import type { Logger } from 'pino';
 import type { RedisConnection } from '../redis/connectRedis.js';
 import type { UsageEvent } from './usageEvent.js';
-import {
-  APPEND_SCRIPT,
-  autoClaimReply,
-  entryValues,
-  goneConsumers,
-  REMOVE_SCRIPT,
-  readGroupEntries,
-  type StoredRound,
-  type StreamRead,
-} from './usageStreamEntry.js';
+import { entryValues, readEntries, type StoredRound } from './usageStreamEntry.js';
 
 /**
- * Usage events kept in one Redis stream until the key service took them, so that any
- * instance delivers any instance's events. An entry holds one round of events (what an
- * instance wrote at once, at most one POST's worth), and a counter beside the stream holds
- * the number of events in it, kept by the scripts that append and remove. Every instance
- * appends and reads through one consumer group, as a consumer of its own: an entry read is
- * pending on its reader until removed; entries a reader holds without renewing them (it
- * died) are taken over by another. Keys with one hash tag, so a cluster keeps them on one node.
- *
+ * The copy in Redis of the usage events the instances keep: one stream, one entry per round.
+ * An instance reads what it writes into its own pending list in one consumer group, so no other sends
+ * it while it lives, and renews a lease in a hash beside the stream (on Redis's clock, so the
+ * hosts' clocks do not matter). What an instance kept whose lease was not renewed for a while
+ * (killed, or closed with events left) is taken over by another. A count of the events in the
+ * stream is kept beside it. One hash tag: a cluster keeps the keys on one node.
  * Only non-blocking commands: the connection is the one the request path shares.
  */
 export interface UsageStream {
-  /** This instance's consumer name in the group. */
   readonly consumer: string;
   /**
-   * Appends the events in one call, as entries of at most `perEntry` events; resolves with
-   * the events in the stream after them. When it rejects they may have been written after
-   * all (a late answer): appended again, their ids are counted once.
+   * Appends one entry per round, pending for this instance, and renews its lease; resolves with
+   * the entries' ids and the entries no instance had read (now pending here). When it rejects
+   * they may have been written after all: written again, their ids are counted once.
    */
-  append(events: readonly UsageEvent[], perEntry: number): Promise<number>;
-  /** Up to `count` entries no consumer has read yet, now held by this one. */
-  readNew(count: number): Promise<StoredRound[]>;
-  /** Up to `count` entries held by any consumer without renewal for `minIdleMs`, now held by this one. */
-  claimIdle(minIdleMs: number, count: number): Promise<StoredRound[]>;
-  /** Renews this consumer's hold on entries it is still delivering. */
-  keep(entryIds: readonly string[]): Promise<void>;
-  /** Gives up entries this consumer holds: they look abandoned for `idleMs`, so the next to look takes them over. */
-  letGo(entryIds: readonly string[], idleMs: number): Promise<void>;
-  /** Delivered: out of the group and out of the stream; resolves with the events left in the stream. */
-  remove(entryIds: readonly string[]): Promise<number>;
-  /** Events in the stream (every instance's). */
-  length(): Promise<number>;
-  /** Drops from the group the consumers that hold nothing and have not read for `minIdleMs`; resolves with their number. */
-  forgetGoneConsumers(minIdleMs: number): Promise<number>;
+  append(rounds: ReadonlyArray<readonly UsageEvent[]>): Promise<{ entryIds: string[]; unread: StoredRound[] }>;
+  /** Renews the lease; resolves with the number of entries pending for this instance. */
+  keepAlive(): Promise<number>;
+  /**
+   * Up to `count` entries no instance read, or else pending for one whose lease is `idleMs` old,
+   * now pending here; consumers gone with nothing pending are dropped from the group on the way.
+   */
+  takeOver(idleMs: number, count: number): Promise<StoredRound[]>;
+  /** Delivered: out of the group and the stream. A removal repeated subtracts nothing. */
+  remove(entryIds: readonly string[]): Promise<void>;
+  /** Removes every entry pending for this instance (before writing all it keeps again). */
+  removeOwn(): Promise<void>;
+  /** Ends the lease: the next instance to check takes over what is left. */
+  letGo(): Promise<void>;
 }
 
+// Each takes the four keys, the group and the consumer, then its own arguments.
 declare module 'ioredis' {
   interface RedisCommander<Context> {
-    appendUsageEvents(key: string, waitingKey: string, ...values: string[]): Result<number, Context>;
-    removeUsageEntries(key: string, waitingKey: string, group: string, ...entryIds: string[]): Result<number, Context>;
+    appendUsage(...keysAndArgs: string[]): Result<[string[], unknown], Context>;
+    keepUsageLease(...keysAndArgs: string[]): Result<number, Context>;
+    takeOverUsage(...keysAndArgs: string[]): Result<unknown, Context>;
+    removeUsage(...keysAndArgs: string[]): Result<number, Context>;
   }
 }
 
@@ -66,9 +55,93 @@ export function usageWaitingKey(streamKey: string): string {
   return `${streamKey}:waiting`;
 }
 
+// Every script: KEYS stream, event count, leases, rounds written; ARGV group, consumer, then its own.
+const NOW = `redis.replicate_commands()
+local time = redis.call('TIME')
+local now = time[1] * 1000 + math.floor(time[2] / 1000)`;
+
+/**
+ * Appends the `r, n, e` triples, then reads into this consumer's pending list everything unread:
+ * older entries first, its own last. A round written before (the answer was lost) is not
+ * written again: its entry, found by the round's key `r`, is claimed back if need be.
+ */
+const APPEND = `${NOW}
+redis.call('HSET', KEYS[3], ARGV[2], now)
+redis.pcall('XGROUP', 'CREATE', KEYS[1], ARGV[1], '0', 'MKSTREAM')
+local ids, added = {}, 0
+for i = 3, #ARGV, 3 do
+  local id = redis.call('HGET', KEYS[4], ARGV[i])
+  if id then
+    redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, id, 'JUSTID')
+  else
+    id = redis.call('XADD', KEYS[1], '*', 'n', ARGV[i + 1], 'e', ARGV[i + 2], 'r', ARGV[i])
+    redis.call('HSET', KEYS[4], ARGV[i], id)
+    redis.call('INCRBY', KEYS[2], ARGV[i + 1])
+    added = added + 1
+  end
+  ids[#ids + 1] = id
+end
+local read = {}
+while true do
+  local reply = redis.call('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', 1000, 'STREAMS', KEYS[1], '>')
+  if not reply then break end
+  for _, entry in ipairs(reply[1][2]) do read[#read + 1] = entry end
+end
+local unread = {}
+for i = 1, #read - added do unread[i] = read[i] end
+return {ids, unread}`;
+
+const KEEP = `${NOW}
+redis.call('HSET', KEYS[3], ARGV[2], now)
+local summary = redis.pcall('XPENDING', KEYS[1], ARGV[1])
+if summary.err or not summary[4] then return 0 end
+for _, consumer in ipairs(summary[4]) do
+  if consumer[1] == ARGV[2] then return tonumber(consumer[2]) end
+end
+return 0`;
+
+/** ARGV[3]: the lease age that makes a consumer gone; ARGV[4]: entries at most. XINFO CONSUMERS: name, pending at 2, 4. */
+const TAKE_OVER = `${NOW}
+local unread = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[4], 'STREAMS', KEYS[1], '>')
+if type(unread) == 'table' and unread.err then return {} end
+if unread then return unread[1][2] end
+for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
+  local name, pending = consumer[2], consumer[4]
+  local renewed = tonumber(redis.call('HGET', KEYS[3], name) or 0)
+  if name ~= ARGV[2] and now - renewed >= tonumber(ARGV[3]) then
+    if pending == 0 then
+      redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], name)
+      redis.call('HDEL', KEYS[3], name)
+    else
+      local ids = {}
+      for _, entry in ipairs(redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', ARGV[4], name)) do
+        ids[#ids + 1] = entry[1]
+      end
+      return redis.call('XCLAIM', KEYS[1], ARGV[1], ARGV[2], 0, unpack(ids))
+    end
+  end
+end
+return {}`;
+
+/** Acknowledges and deletes the entries ARGV[3..], taking the events of each one deleted from the count. */
+const REMOVE = `
+local waiting = tonumber(redis.call('GET', KEYS[2]) or '0')
+for i = 3, #ARGV do
+  local entry = redis.call('XRANGE', KEYS[1], ARGV[i], ARGV[i])[1]
+  redis.call('XACK', KEYS[1], ARGV[1], ARGV[i])
+  if entry and redis.call('XDEL', KEYS[1], ARGV[i]) == 1 then
+    local fields = entry[2]
+    for f = 1, #fields, 2 do
+      if fields[f] == 'n' then waiting = waiting - (tonumber(fields[f + 1]) or 0) end
+      if fields[f] == 'r' then redis.call('HDEL', KEYS[4], fields[f + 1]) end
+    end
+  end
+end
+redis.call('SET', KEYS[2], math.max(waiting, 0))
+return waiting`;
+
 export interface UsageStreamOptions {
   readonly redis: RedisConnection;
-  readonly logger: Logger;
   /** Default USAGE_STREAM_KEY; tests use their own. */
   readonly key?: string;
   /** Default: host name, pid and a random part, unique per process. */
@@ -76,94 +149,47 @@ export interface UsageStreamOptions {
 }
 
 export function createUsageStream(options: UsageStreamOptions): UsageStream {
-  const { redis, logger } = options;
+  const { redis } = options;
   const key = options.key ?? USAGE_STREAM_KEY;
-  const waitingKey = usageWaitingKey(key);
-  const group = USAGE_STREAM_GROUP;
   const consumer = options.consumer ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  let claimCursor = '0-0';
-  // Scripts: an entry and the count of its events change together.
-  redis.defineCommand('appendUsageEvents', { numberOfKeys: 2, lua: APPEND_SCRIPT });
-  redis.defineCommand('removeUsageEntries', { numberOfKeys: 2, lua: REMOVE_SCRIPT });
-
-  /** The group reads from the stream's first entry: what was appended before it existed is delivered too. */
-  const createGroup = async (): Promise<void> => {
-    try {
-      await redis.call('XGROUP', 'CREATE', key, group, '0', 'MKSTREAM');
-    } catch (err: unknown) {
-      if (!(err instanceof Error && err.message.startsWith('BUSYGROUP'))) throw err;
-    }
+  const keys = [key, usageWaitingKey(key), `${key}:leases`, `${key}:rounds`] as const;
+  const ours = [...keys, USAGE_STREAM_GROUP, consumer] as const;
+  for (const [name, lua] of Object.entries({
+    appendUsage: APPEND,
+    keepUsageLease: KEEP,
+    takeOverUsage: TAKE_OVER,
+    removeUsage: REMOVE,
+  })) {
+    redis.defineCommand(name, { numberOfKeys: 4, lua });
+  }
+  const remove = async (entryIds: readonly string[]): Promise<void> => {
+    if (entryIds.length > 0) await redis.removeUsage(...ours, ...entryIds);
   };
-
-  /** Runs a group command; a stream or group that is gone (a Redis restarted empty) is created again. */
-  const inGroup = async (command: () => Promise<unknown>): Promise<unknown> => {
-    try {
-      return await command();
-    } catch (err: unknown) {
-      if (!(err instanceof Error && err.message.startsWith('NOGROUP'))) throw err;
-      await createGroup();
-      return command();
-    }
-  };
-
-  /** Entries that hold no event can never be delivered: removed, and said so. */
-  const taken = async (read: StreamRead): Promise<StoredRound[]> => {
-    if (read.malformed.length > 0) {
-      logger.error({ entries: read.malformed.length }, 'usage stream entries that hold no event: removed');
-      await remove(read.malformed);
-    }
+  /** Entries that hold no event can never be delivered: removed. */
+  const rounds = async (entries: unknown): Promise<StoredRound[]> => {
+    const read = readEntries(entries);
+    await remove(read.malformed);
     return read.rounds;
-  };
-
-  const length = async (): Promise<number> => Number((await redis.get(waitingKey)) ?? 0);
-
-  const remove = async (entryIds: readonly string[]): Promise<number> => {
-    if (entryIds.length === 0) return length();
-    return redis.removeUsageEntries(key, waitingKey, group, ...entryIds);
   };
 
   return {
     consumer,
-
-    async append(events, perEntry) {
-      return redis.appendUsageEvents(key, waitingKey, ...entryValues(events, perEntry));
+    async append(events) {
+      const [entryIds, unread] = await redis.appendUsage(...ours, ...entryValues(events));
+      return { entryIds, unread: await rounds(unread) };
     },
-
-    async readNew(count) {
-      const reply = await inGroup(() =>
-        redis.call('XREADGROUP', 'GROUP', group, consumer, 'COUNT', count, 'STREAMS', key, '>'),
-      );
-      return taken(readGroupEntries(reply));
-    },
-
-    async claimIdle(minIdleMs, count) {
-      const reply = await inGroup(() =>
-        redis.call('XAUTOCLAIM', key, group, consumer, minIdleMs, claimCursor, 'COUNT', count),
-      );
-      const { cursor, read } = autoClaimReply(reply);
-      claimCursor = cursor;
-      return taken(read);
-    },
-
-    async keep(entryIds) {
-      if (entryIds.length === 0) return;
-      await redis.call('XCLAIM', key, group, consumer, 0, ...entryIds, 'JUSTID');
-    },
-
-    async letGo(entryIds, idleMs) {
-      if (entryIds.length === 0) return;
-      await redis.call('XCLAIM', key, group, consumer, 0, ...entryIds, 'IDLE', idleMs, 'JUSTID');
-    },
-
+    keepAlive: async () => Number(await redis.keepUsageLease(...ours)),
+    takeOver: async (idleMs, count) => rounds(await redis.takeOverUsage(...ours, String(idleMs), String(count))),
     remove,
-
-    length,
-
-    async forgetGoneConsumers(minIdleMs) {
-      const gone = goneConsumers(await redis.call('XINFO', 'CONSUMERS', key, group), minIdleMs, consumer);
-      // Only consumers with nothing pending: deleting one that held entries would strand them.
-      await Promise.all(gone.map((name) => redis.call('XGROUP', 'DELCONSUMER', key, group, name)));
-      return gone.length;
+    async removeOwn() {
+      for (;;) {
+        const own = (await redis.xpending(key, USAGE_STREAM_GROUP, '-', '+', 1000, consumer)) as Array<[string]>;
+        if (own.length === 0) return;
+        await remove(own.map(([entryId]) => entryId));
+      }
+    },
+    async letGo() {
+      await redis.hdel(keys[2], consumer);
     },
   };
 }

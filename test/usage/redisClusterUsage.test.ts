@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import type { Principal } from '../../src/auth/principal.js';
 import { closeRedis, connectRedis, type RedisConnection } from '../../src/redis/connectRedis.js';
-import { createRedisUsageBuffer } from '../../src/usage/createRedisUsageBuffer.js';
-import type { UsageBuffer } from '../../src/usage/createUsageBuffer.js';
+import { createUsageBuffer, type UsageBuffer } from '../../src/usage/createUsageBuffer.js';
+import { redisUsageQueue } from '../../src/usage/redisUsageQueue.js';
 import type { UsageEvent } from '../../src/usage/usageEvent.js';
 import { createUsageStream } from '../../src/usage/usageStream.js';
 import { eventually } from '../support/eventually.js';
@@ -51,10 +51,10 @@ describe('usage stream on a Redis Cluster (three real nodes)', function () {
         return { accepted: events.length, duplicates: 0 };
       },
     };
-    const first = createRedisUsageBuffer({
+    const first = createUsageBuffer({
       sink,
       logger: silent,
-      stream: createUsageStream({ redis: await connect(0), logger: silent }),
+      queue: redisUsageQueue({ stream: createUsageStream({ redis: await connect(0) }), logger: silent }),
       flushIntervalMs: 50,
       retryBaseMs: 20,
       retryMaxMs: 50,
@@ -65,10 +65,10 @@ describe('usage stream on a Redis Cluster (three real nodes)', function () {
     await first.close(1000);
 
     down = false;
-    const next = createRedisUsageBuffer({
+    const next = createUsageBuffer({
       sink,
       logger: silent,
-      stream: createUsageStream({ redis: await connect(1), logger: silent }),
+      queue: redisUsageQueue({ stream: createUsageStream({ redis: await connect(1) }), logger: silent }),
       flushIntervalMs: 50,
     });
     buffers.push(next);

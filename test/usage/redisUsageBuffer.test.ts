@@ -5,8 +5,8 @@ import { pino } from 'pino';
 import type { Principal } from '../../src/auth/principal.js';
 import { UpstreamError } from '../../src/errors.js';
 import { closeRedis, connectRedis, type RedisConnection } from '../../src/redis/connectRedis.js';
-import { createRedisUsageBuffer, type RedisUsageBufferOptions } from '../../src/usage/createRedisUsageBuffer.js';
-import type { UsageBuffer } from '../../src/usage/createUsageBuffer.js';
+import { createUsageBuffer, type UsageBuffer, type UsageBufferOptions } from '../../src/usage/createUsageBuffer.js';
+import { type RedisQueueOptions, redisUsageQueue } from '../../src/usage/redisUsageQueue.js';
 import type { UsageEvent, UsageSink } from '../../src/usage/usageEvent.js';
 import type { UsageLedger } from '../../src/usage/usageLedger.js';
 import { createUsageSpool } from '../../src/usage/usageSpool.js';
@@ -16,6 +16,7 @@ import {
   USAGE_STREAM_KEY,
   usageWaitingKey,
 } from '../../src/usage/usageStream.js';
+import { packEvents } from '../../src/usage/usageStreamEntry.js';
 import { eventually } from '../support/eventually.js';
 import { type RedisServer, skipWithoutRedis, startRedisServer } from '../support/redisServer.js';
 import { withClient } from '../support/redisTopology.js';
@@ -106,16 +107,21 @@ describe('usage buffer on Redis (real redis-server)', () => {
     return connection;
   };
   /** One instance's buffer, on its own connection as a separate process would have. */
-  const newBuffer = async (sink: UsageSink, options: Partial<RedisUsageBufferOptions> = {}): Promise<UsageBuffer> => {
+  const newBuffer = async (
+    sink: UsageSink,
+    options: Partial<UsageBufferOptions> & Pick<RedisQueueOptions, 'persistIntervalMs' | 'claimIdleMs'> = {},
+  ): Promise<UsageBuffer> => {
     const connection = await connect();
+    const { persistIntervalMs = 25, claimIdleMs = 5000, ...rest } = options;
     const logger = options.logger ?? silent;
-    const buffer = createRedisUsageBuffer({
+    const stream = createUsageStream({ redis: connection });
+    const buffer = createUsageBuffer({
       sink,
       logger,
-      stream: createUsageStream({ redis: connection, logger }),
+      queue: redisUsageQueue({ stream, logger, persistIntervalMs, claimIdleMs }),
       retryBaseMs: 20,
       retryMaxMs: 100,
-      ...options,
+      ...rest,
     });
     buffers.push(buffer);
     return buffer;
@@ -155,8 +161,8 @@ describe('usage buffer on Redis (real redis-server)', () => {
     const fields = entry?.[1] ?? [];
     assert.deepEqual(
       fields.filter((_value, i) => i % 2 === 0),
-      ['n', 'e'],
-      'the event count and the packed events',
+      ['n', 'e', 'r'],
+      'the event count, the packed events and the round key',
     );
     assert.equal(fields[1], '30');
 
@@ -221,13 +227,9 @@ describe('usage buffer on Redis (real redis-server)', () => {
       'the log line gives the number left in Redis',
     );
     assert.equal(await streamLength(), 25);
-    // The batch it held is let go: it already looks abandoned, so the next instance to look takes it.
-    const pending = (await withClient(redis.port, (client) =>
-      client.xpending(USAGE_STREAM_KEY, USAGE_STREAM_GROUP, '-', '+', 100),
-    )) as Array<[string, string, number, number]>;
-    assert.ok(pending.length > 0);
-    assert.equal(pending.length, await streamEntries(), 'every entry');
-    for (const [, , idleMs] of pending) assert.ok(idleMs >= 5000, `idle ${idleMs} ms`);
+    // Every entry held by it, and its lease ended: the next instance to look takes them over at once.
+    assert.equal(await pendingEntries(), await streamEntries(), 'every entry');
+    assert.equal(await withClient(redis.port, (client) => client.hlen(`${USAGE_STREAM_KEY}:leases`)), 0);
 
     const next = new CountingSink();
     await newBuffer(next);
@@ -238,8 +240,10 @@ describe('usage buffer on Redis (real redis-server)', () => {
   it('Redis down at shutdown: recorded calls go to the spool file, and an instance with Redis delivers them once', async () => {
     const dir = await tempDir('usage-redis-spool-');
     try {
-      const sink = new CountingSink();
-      const first = await newBuffer(sink, { persistIntervalMs: 60_000, spool: createUsageSpool(dir.path) });
+      // The key service down too: with it up, the calls held in memory would simply be delivered.
+      const down = new CountingSink();
+      down.down = true;
+      const first = await newBuffer(down, { persistIntervalMs: 60_000, spool: createUsageSpool(dir.path) });
       for (let i = 0; i < 12; i++) first.record(ORG_A, '/v1/api/keywords');
       await redis.kill();
       await first.close(1500);
@@ -248,6 +252,7 @@ describe('usage buffer on Redis (real redis-server)', () => {
 
       await redis.restart();
       for (const connection of connections.splice(0)) closeRedis(connection);
+      const sink = new CountingSink();
       const next = await newBuffer(sink, { spool: createUsageSpool(dir.path) });
       assert.equal(await next.deliverSpooled(), 12);
       await eventually('the spooled events delivered', () => sink.counted.size === 12, 5000);
@@ -264,7 +269,9 @@ describe('usage buffer on Redis (real redis-server)', () => {
       const notAFolder = join(dir.path, 'file');
       await writeFile(notAFolder, 'x');
       const { logger, lines } = capturingLogger();
-      const usage = await newBuffer(new CountingSink(), {
+      const down = new CountingSink();
+      down.down = true;
+      const usage = await newBuffer(down, {
         logger,
         persistIntervalMs: 60_000,
         spool: createUsageSpool(notAFolder),
@@ -323,8 +330,7 @@ describe('usage buffer on Redis (real redis-server)', () => {
     assert.deepEqual(told.dropped, {});
   });
 
-  it('an entry larger than this instance takes in one call (another instance wrote it) goes out in pieces', async () => {
-    const writer = createUsageStream({ redis: await connect(), logger: silent });
+  it('an entry no instance read, larger than this instance takes in one call, goes out in pieces', async () => {
     const events = Array.from({ length: 25 }, (_unused, i) => ({
       id: `e${i}`,
       keyId: 'key_a',
@@ -332,7 +338,12 @@ describe('usage buffer on Redis (real redis-server)', () => {
       route: '/v1/api/keywords',
       at: FIXED_AT,
     }));
-    assert.equal(await writer.append(events, 1000), 25);
+    // Written by an instance that did not read it into its hold (an older version).
+    await withClient(redis.port, async (client) => {
+      await client.xgroup('CREATE', USAGE_STREAM_KEY, USAGE_STREAM_GROUP, '0', 'MKSTREAM');
+      await client.xadd(USAGE_STREAM_KEY, '*', 'n', '25', 'e', packEvents(events));
+      await client.set(usageWaitingKey(USAGE_STREAM_KEY), 25);
+    });
     const sizes: number[] = [];
     const sink = new CountingSink();
     await newBuffer(
@@ -350,8 +361,8 @@ describe('usage buffer on Redis (real redis-server)', () => {
     assert.deepEqual(sink.counted.get('e3')?.at, FIXED_AT);
   });
 
-  it('counts the events of an entry removed twice once', async () => {
-    const stream = createUsageStream({ redis: await connect(), logger: silent });
+  it('counts the events of a round appended twice, or an entry removed twice, once', async () => {
+    const stream = createUsageStream({ redis: await connect() });
     const event = (id: string) => ({
       id,
       keyId: 'key_a',
@@ -359,19 +370,23 @@ describe('usage buffer on Redis (real redis-server)', () => {
       route: '/v1/api/keywords',
       at: FIXED_AT,
     });
-    await stream.append([event('a1'), event('a2'), event('a3')], 1000);
-    assert.equal(await stream.append([event('b1'), event('b2')], 1000), 5);
-    const [first] = await stream.readNew(10);
-    assert.deepEqual(
-      first?.events.map((e) => e.id),
-      ['a1', 'a2', 'a3'],
-    );
-    assert.equal(await stream.remove([first?.entryId ?? '']), 2);
-    assert.equal(await stream.remove([first?.entryId ?? '']), 2, 'a second removal takes nothing more');
-    assert.equal(await stream.length(), 2);
+    const rounds = [
+      [event('a1'), event('a2'), event('a3')],
+      [event('b1'), event('b2')],
+    ];
+    const { entryIds } = await stream.append(rounds);
+    assert.equal(entryIds.length, 2);
+    // Appended again (as when the answer was lost): the same entries, nothing added.
+    assert.deepEqual((await stream.append(rounds)).entryIds, entryIds);
+    assert.equal(await streamLength(), 5);
+    assert.equal(await stream.keepAlive(), 2, 'both entries pending for the writer');
+    await stream.remove([entryIds[0] ?? '']);
+    await stream.remove([entryIds[0] ?? '']);
+    assert.equal(await streamLength(), 2, 'a second removal takes nothing more');
+    assert.equal(await stream.keepAlive(), 1);
   });
 
-  it('sweeps from the group the consumers of instances long gone that hold nothing', async () => {
+  it('drops from the group the consumers of instances gone that hold nothing, never a live one', async () => {
     await withClient(redis.port, async (client) => {
       await client.xgroup('CREATE', USAGE_STREAM_KEY, USAGE_STREAM_GROUP, '0', 'MKSTREAM');
       // An instance that read an entry, delivered it and stopped.
@@ -380,18 +395,32 @@ describe('usage buffer on Redis (real redis-server)', () => {
       await client.xack(USAGE_STREAM_KEY, USAGE_STREAM_GROUP, id);
       await client.xdel(USAGE_STREAM_KEY, id);
     });
-    const stream = createUsageStream({ redis: await connect(), logger: silent });
+    const live = createUsageStream({ redis: await connect() });
     const event = { id: 'e1', keyId: 'key_a', organizationId: 'org_a', route: '/v1/api/keywords', at: FIXED_AT };
-    await stream.append([event], 1000);
-    assert.equal((await stream.readNew(10)).length, 1);
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    assert.equal(await stream.forgetGoneConsumers(200), 1, 'the stopped one; not this one, which holds an entry');
+    await live.append([[event]]);
+    const stream = createUsageStream({ redis: await connect() });
+    assert.deepEqual(await stream.takeOver(5000, 10), [], 'the live holder keeps its entry');
     const consumers = await withClient(redis.port, (client) =>
       client.xinfo('CONSUMERS', USAGE_STREAM_KEY, USAGE_STREAM_GROUP),
     );
-    assert.deepEqual(
-      (consumers as unknown[][]).map((consumer) => consumer[1]),
-      [stream.consumer],
-    );
+    const names = (consumers as unknown[][]).map((consumer) => consumer[1]);
+    assert.ok(!names.includes('stopped'), 'the stopped one is dropped');
+    assert.ok(names.includes(live.consumer), 'the live one is kept');
+  });
+
+  it('Redis restarted empty: the instance writes again what it holds, and delivers each event once', async () => {
+    const sink = new CountingSink();
+    sink.down = true;
+    const { logger, lines } = capturingLogger();
+    const usage = await newBuffer(sink, { logger, claimIdleMs: 600 });
+    for (let i = 0; i < 20; i++) usage.record(i < 12 ? ORG_A : ORG_B, '/v1/api/keywords');
+    await until('the 20 in Redis', async () => (await streamLength()) === 20);
+    await redis.restart();
+    await until('the 20 in Redis again', async () => (await streamLength()) === 20 && (await pendingEntries()) > 0);
+    assert.ok(lines.some((line) => String(line.msg).includes('writing them again')));
+    sink.down = false;
+    await eventually('20 events counted', () => sink.counted.size === 20, 5000);
+    await until('the stream emptied', async () => (await streamLength()) === 0);
+    assert.equal(usage.pendingTotal(), 0);
   });
 });

@@ -198,6 +198,21 @@ describe('usage through Redis across gateway processes: kills, shutdowns, takeov
     assert.equal(new Set(keyService.usageEvents.map((event) => event.id)).size, 50);
   });
 
+  it('Redis restarted empty while the instance holds its calls: written to Redis again, and SIGTERM delivers exactly 5', async () => {
+    keyService.refuseUsage(503);
+    const instance = await start();
+    assert.equal(await servedSequentially(instance.url, 5), 5);
+    await until('the 5 in Redis', async () => (await streamLength()) === 5, 5000);
+    await redis.restart();
+    // Redis lost its copy; the instance still holds the calls and writes them again.
+    await until('the 5 in Redis again', async () => (await streamLength()) === 5 && (await pendingInRedis()) > 0);
+    keyService.refuseUsage(null);
+    instance.group.signalGroup('SIGTERM');
+    assert.deepEqual(await instance.group.exitWithin(10_000), { code: 0, signal: null }, instance.group.stderr());
+    assert.equal(counted(), 5);
+    assert.equal(new Set(keyService.usageEvents.map((event) => event.id)).size, 5);
+  });
+
   it('two running instances: the events one held when it was killed are delivered by the other, each once', async () => {
     keyService.refuseUsage(503);
     const dying = await start();

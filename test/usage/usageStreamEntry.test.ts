@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
 import type { UsageEvent } from '../../src/usage/usageEvent.js';
 import {
-  autoClaimReply,
   entryValues,
   eventsOfFields,
-  goneConsumers,
   packEvents,
-  readGroupEntries,
+  readEntries,
   unpackEvents,
 } from '../../src/usage/usageStreamEntry.js';
 
@@ -48,21 +46,21 @@ describe('usage events as stream entries', () => {
     assert.deepEqual(unpackEvents(packEvents([EVENT, odd])), [EVENT, odd]);
   });
 
-  it('splits a round into entries of at most the given size, each with its event count', () => {
+  it('makes one entry of each round, keyed by its first event, with its event count', () => {
     const events = round(25);
-    const values = entryValues(events, 10);
+    const values = entryValues([events.slice(0, 10), events.slice(10)]);
     assert.deepEqual(
-      values.filter((_value, i) => i % 2 === 0),
-      ['10', '10', '5'],
+      values.filter((_value, i) => i % 3 !== 2),
+      [events[0]?.id, '10', events[10]?.id, '15'],
     );
     const back = values
-      .filter((_value, i) => i % 2 === 1)
+      .filter((_value, i) => i % 3 === 2)
       .flatMap((packed) => eventsOfFields(fieldsOf('0', packed)) ?? []);
     assert.deepEqual(back, events);
   });
 
   it('finds no events in a packed field that is not one', () => {
-    const [, packed = ''] = entryValues([EVENT], 10);
+    const [, , packed = ''] = entryValues([[EVENT]]);
     const parsed = JSON.parse(packed) as [number, unknown[], unknown[]];
     for (const broken of [
       'not json',
@@ -78,36 +76,11 @@ describe('usage events as stream entries', () => {
     assert.equal(eventsOfFields(['x', 'y']), null);
   });
 
-  it('reads XREADGROUP replies in both shapes, and names the entries that hold no event', () => {
-    const [count = '', packed = ''] = entryValues([EVENT], 10);
-    const entries = [
-      ['1-0', fieldsOf(count, packed)],
-      ['2-0', ['x', 'y']],
-    ];
-    for (const reply of [[['stream', entries]], ['stream', entries]]) {
-      const read = readGroupEntries(reply);
-      assert.deepEqual(read.rounds, [{ entryId: '1-0', events: [EVENT] }]);
-      assert.deepEqual(read.malformed, ['2-0']);
-    }
-    assert.deepEqual(readGroupEntries(null), { rounds: [], malformed: [] });
-  });
-
-  it('reads XAUTOCLAIM replies: the next cursor and the claimed entries', () => {
-    const [count = '', packed = ''] = entryValues([EVENT], 10);
-    const { cursor, read } = autoClaimReply(['5-0', [['3-0', fieldsOf(count, packed)]], []]);
-    assert.equal(cursor, '5-0');
-    assert.deepEqual(read.rounds, [{ entryId: '3-0', events: [EVENT] }]);
-    assert.deepEqual(autoClaimReply(null).cursor, '0-0');
-  });
-
-  it('names the consumers that hold nothing and have been idle long enough, never itself', () => {
-    const reply = [
-      ['name', 'gone', 'pending', 0, 'idle', 5000],
-      ['name', 'holding', 'pending', 3, 'idle', 9000],
-      ['name', 'recent', 'pending', 0, 'idle', 10],
-      ['name', 'me', 'pending', 0, 'idle', 9000],
-    ];
-    assert.deepEqual(goneConsumers(reply, 1000, 'me'), ['gone']);
-    assert.deepEqual(goneConsumers(null, 1000, 'me'), []);
+  it('reads entries as Redis lists them, and names those that hold no event', () => {
+    const [, count = '', packed = ''] = entryValues([[EVENT]]);
+    const read = readEntries([['1-0', fieldsOf(count, packed)], ['2-0', ['x', 'y']], null]);
+    assert.deepEqual(read.rounds, [{ entryId: '1-0', events: [EVENT] }]);
+    assert.deepEqual(read.malformed, ['2-0']);
+    assert.deepEqual(readEntries(null), { rounds: [], malformed: [] });
   });
 });

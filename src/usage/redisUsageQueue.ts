@@ -1,0 +1,187 @@
+import type { Logger } from 'pino';
+import { REDIS_COMMAND_TIMEOUT_MS } from '../redis/connectRedis.js';
+import { sleep } from '../upstream/deadline.js';
+import { createMemoryQueue, eventsOf, type QueueHooks, type Round, type UsageQueue } from './usageQueue.js';
+import type { UsageStream } from './usageStream.js';
+import type { StoredRound } from './usageStreamEntry.js';
+
+export interface RedisQueueOptions {
+  readonly stream: UsageStream;
+  readonly logger: Logger;
+  /** How long a recorded call may wait before its copy is written to Redis. Default 25 ms: a SIGKILL loses what waits. */
+  readonly persistIntervalMs?: number;
+  /** An instance whose lease is this old is gone: what it kept is taken over. Default 5000 ms. */
+  readonly claimIdleMs?: number;
+}
+
+/** Events per append at most: a backlog (Redis was away) goes in pieces. */
+const MAX_APPEND = 1000;
+/** Entries taken over per call. */
+const TAKE_AT_ONCE = 100;
+const TAKE_OVER_EVERY_MS = 2000;
+/** Between writes to a Redis that refused. */
+const REDIS_RETRY_MS = 250;
+
+/**
+ * The queue of an instance that shares a Redis: the rounds in memory, as on its own (it sends
+ * them, and keeps each until the key service acknowledges it), and a copy of each in the usage
+ * stream within `persistIntervalMs`, which another instance delivers should this one die.
+ * When Redis has fewer of this instance's entries than it wrote (restarted empty, a failover
+ * that lost writes), everything kept is written again.
+ */
+export function redisUsageQueue(options: RedisQueueOptions): (hooks: QueueHooks) => UsageQueue {
+  return (hooks) => createRedisUsageQueue(options, hooks);
+}
+
+function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): UsageQueue {
+  const { stream, logger } = options;
+  const persistIntervalMs = options.persistIntervalMs ?? 25;
+  const claimIdleMs = options.claimIdleMs ?? 5000;
+  const keepEveryMs = Math.max(1, Math.floor(claimIdleMs / 3));
+  /** Rounds with no copy in Redis, oldest first (finished ones are skipped). */
+  const unwritten: Round[] = [];
+  const memory = createMemoryQueue(hooks.perRound, (round) => unwritten.push(round));
+  /** Finished rounds whose entries are still in Redis. */
+  const removable: Round[] = [];
+  /** Entries pending for this instance in Redis, as far as it knows. */
+  let ownEntries = 0;
+  let refused = false;
+  /** When each piece of work last ran. */
+  const last = { write: 0, keep: 0, takeOver: Number.NEGATIVE_INFINITY };
+  /** The Redis work under way: one call at a time, so `ownEntries` stays exact unless Redis loses entries. */
+  let running: Promise<void> | null = null;
+
+  const failed = (err: unknown, what: string): void => {
+    if (!refused) logger.warn({ err, waiting: memory.size() }, `usage: redis refused to ${what}; retrying`);
+    refused = true;
+  };
+
+  const adopt = (entries: readonly StoredRound[]): void => {
+    if (entries.length === 0) return;
+    const rounds = entries.map(({ entryId, events }) => ({ entryId, events, finished: false }));
+    ownEntries += rounds.length;
+    memory.add(rounds);
+    logger.info({ events: eventsOf(rounds).length }, 'usage events another instance left in redis: delivering');
+    hooks.taken(rounds);
+  };
+
+  const write = async (): Promise<void> => {
+    memory.closeCalls();
+    const rounds: Round[] = [];
+    for (let events = 0; unwritten.length > 0 && events < MAX_APPEND; ) {
+      const round = unwritten.shift() as Round;
+      if (round.finished) continue;
+      rounds.push(round);
+      events += round.events.length;
+    }
+    if (rounds.length === 0) return;
+    let written: Awaited<ReturnType<UsageStream['append']>>;
+    try {
+      written = await stream.append(rounds.map((round) => round.events));
+    } catch (err: unknown) {
+      unwritten.unshift(...rounds);
+      return failed(err, 'store usage events');
+    }
+    if (refused) logger.info('usage: redis takes events again');
+    refused = false;
+    rounds.forEach((round, i) => {
+      round.entryId = written.entryIds[i] as string;
+      if (round.finished) removable.push(round);
+    });
+    ownEntries += rounds.length;
+    hooks.stored(eventsOf(rounds));
+    adopt(written.unread);
+  };
+
+  const remove = async (): Promise<void> => {
+    const rounds = removable.splice(0);
+    try {
+      await stream.remove(rounds.map((round) => round.entryId as string));
+      ownEntries -= rounds.length;
+    } catch (err: unknown) {
+      removable.unshift(...rounds);
+      logger.debug({ err }, 'usage: delivered entries not yet removed from redis');
+    }
+  };
+
+  /** Renews the lease; if Redis lost entries this instance wrote, all it keeps is written again. */
+  const keep = async (): Promise<void> => {
+    const inRedis = await stream.keepAlive();
+    if (inRedis >= ownEntries) return;
+    logger.warn(
+      { lostEntries: ownEntries - inRedis },
+      'usage: redis lost events this instance keeps: writing them again',
+    );
+    if (inRedis > 0) await stream.removeOwn();
+    ownEntries = 0;
+    removable.length = 0;
+    unwritten.length = 0;
+    for (const round of memory.rounds) {
+      round.entryId = null;
+      unwritten.push(round);
+    }
+  };
+
+  const tick = (): Promise<void> => {
+    running ??= (async () => {
+      const at = Date.now();
+      try {
+        if (at - last.write >= (refused ? REDIS_RETRY_MS : persistIntervalMs)) {
+          last.write = at;
+          await write();
+        }
+        if (removable.length > 0) await remove();
+        if (at - last.keep >= keepEveryMs) {
+          last.keep = at;
+          await keep();
+        }
+        if (at - last.takeOver >= TAKE_OVER_EVERY_MS) {
+          last.takeOver = at;
+          for (let full = true; full; ) {
+            const entries = await stream.takeOver(claimIdleMs, TAKE_AT_ONCE);
+            adopt(entries);
+            full = entries.length >= TAKE_AT_ONCE;
+          }
+        }
+      } catch (err: unknown) {
+        failed(err, 'keep usage events');
+      }
+    })().finally(() => {
+      running = null;
+    });
+    return running;
+  };
+  const timer = setInterval(() => void tick(), Math.min(persistIntervalMs, keepEveryMs));
+  timer.unref();
+  void tick();
+
+  const hasUnwritten = (): boolean => unwritten.some((round) => !round.finished);
+  return {
+    ...memory,
+    finish(batch) {
+      memory.finish(batch);
+      for (const round of batch) if (round.entryId !== null) removable.push(round);
+    },
+    closeMs: 3 * REDIS_COMMAND_TIMEOUT_MS,
+    async close(deadline) {
+      clearInterval(timer);
+      await running;
+      memory.closeCalls();
+      while (hasUnwritten() && Date.now() < deadline) {
+        await write();
+        if (hasUnwritten()) await sleep(Math.max(0, Math.min(REDIS_RETRY_MS, deadline - Date.now())));
+      }
+      if (removable.length > 0) await remove();
+      await stream
+        .letGo()
+        .catch((err: unknown) =>
+          logger.warn({ err }, 'usage: lease not ended; another instance takes over once it lapses'),
+        );
+      const left = memory.rounds;
+      return {
+        leftInRedis: eventsOf(left.filter((round) => round.entryId !== null)).length,
+        unsaved: eventsOf(left.filter((round) => round.entryId === null)),
+      };
+    },
+  };
+}

@@ -1,0 +1,104 @@
+import { type RecordedCall, toUsageEvent, type UsageEvent } from './usageEvent.js';
+
+/** Events that got their ids together: at most one batch, and with Redis one stream entry. */
+export interface Round {
+  readonly events: readonly UsageEvent[];
+  /** The stream entry holding its copy in Redis; null while it has none. */
+  entryId: string | null;
+  /** Acknowledged or dropped by the key service. */
+  finished: boolean;
+}
+
+/** What the delivery loop sends from: every counted call of this instance until the key service acknowledges (or refuses) it. */
+export interface UsageQueue {
+  /** Events kept: recorded or taken in, not yet finished. */
+  size(): number;
+  /** Of those, the events not in the batch being sent. */
+  unsent(): number;
+  push(call: RecordedCall): void;
+  /** Rounds that have their ids already (a spool's, another instance's). */
+  add(rounds: readonly Round[]): void;
+  /** The next batch: the oldest rounds not sent yet, whole, up to `max` events (one round at least). */
+  take(max: number): Round[];
+  /** The batch taken last was acknowledged or dropped. */
+  finish(batch: readonly Round[]): void;
+  /** Milliseconds close() needs before the deadline. */
+  readonly closeMs: number;
+  /** Stops; resolves with the events left in Redis for another instance, and those only this process has. */
+  close(deadline: number): Promise<{ leftInRedis: number; unsaved: UsageEvent[] }>;
+}
+
+/** What the delivery loop tells the queue it makes. */
+export interface QueueHooks {
+  /** Events per round at most. */
+  readonly perRound: number;
+  /** Rounds another instance left, now kept here. */
+  taken(rounds: readonly Round[]): void;
+  /** Events now stored where another instance finds them. */
+  stored(events: readonly UsageEvent[]): void;
+}
+
+export type MemoryQueue = UsageQueue & {
+  /** Every round not yet finished, oldest first: the batch being sent, then the rest. */
+  readonly rounds: readonly Round[];
+  /** Gives the recorded calls their ids, as rounds. */
+  closeCalls(): void;
+};
+
+export const eventsOf = (rounds: readonly Round[]): UsageEvent[] => rounds.flatMap((round) => round.events);
+
+/** The queue of an instance on its own: rounds in memory; `onRound` hears of each round that has no copy yet. */
+export function createMemoryQueue(perRound: number, onRound: (round: Round) => void = () => {}): MemoryQueue {
+  const calls: RecordedCall[] = [];
+  const rounds: Round[] = [];
+  let taken = 0;
+  let inBatch = 0;
+  let size = 0;
+  const append = (round: Round): void => {
+    rounds.push(round);
+    if (round.entryId === null) onRound(round);
+  };
+  const closeCalls = (): void => {
+    while (calls.length > 0)
+      append({ events: calls.splice(0, perRound).map(toUsageEvent), entryId: null, finished: false });
+  };
+  return {
+    rounds,
+    closeCalls,
+    closeMs: 0,
+    size: () => size,
+    unsent: () => size - inBatch,
+    push(call) {
+      calls.push(call);
+      size += 1;
+    },
+    add(added) {
+      for (const round of added) {
+        append(round);
+        size += round.events.length;
+      }
+    },
+    take(max) {
+      closeCalls();
+      const batch: Round[] = [];
+      for (; taken < rounds.length; taken++) {
+        const round = rounds[taken] as Round;
+        if (batch.length > 0 && inBatch + round.events.length > max) break;
+        batch.push(round);
+        inBatch += round.events.length;
+      }
+      return batch;
+    },
+    finish(batch) {
+      for (const round of batch) round.finished = true;
+      rounds.splice(0, batch.length);
+      taken -= batch.length;
+      size -= inBatch;
+      inBatch = 0;
+    },
+    async close() {
+      closeCalls();
+      return { leftInRedis: 0, unsaved: eventsOf(rounds) };
+    },
+  };
+}
