@@ -23,13 +23,37 @@ export interface WellFormedKey {
   readonly prefix: string;
 }
 
+/**
+ * Kept: without it a warm hit costs 7 µs (6 %) more server CPU (compareBuilds --together, 12 rounds, 1.5–8 µs).
+ *
+ * Well-formed keys recently presented, by their text: a caller presents the same key on
+ * every request, and its checksum and SHA-256 are then computed once, not per request.
+ * Bounded, oldest first out; it holds key text only in this process's memory, as the
+ * requests that carried it did.
+ */
+const RECENT_KEYS_MAX = 1024;
+const recentKeys = new Map<string, WellFormedKey>();
+
 /** The key's hash and prefix, or null when the text cannot be a key (wrong form or checksum). */
 export function toWellFormedKey(text: string): WellFormedKey | null {
+  const recent = recentKeys.get(text);
+  if (recent !== undefined) return recent;
+  const key = readKey(text);
+  if (key === null) return null;
+  if (recentKeys.size >= RECENT_KEYS_MAX) {
+    const oldest = recentKeys.keys().next();
+    if (oldest.done !== true) recentKeys.delete(oldest.value);
+  }
+  recentKeys.set(text, key);
+  return key;
+}
+
+function readKey(text: string): WellFormedKey | null {
   const match = KEY_FORM.exec(text);
   if (!match) return null;
   const [, randomPart, checksum] = match;
   if (randomPart === undefined || checksum === undefined || keyChecksum(randomPart) !== checksum) return null;
-  return { keyHash: keyHashOf(text), prefix: text.slice(0, KEY_PREFIX_LENGTH) };
+  return Object.freeze({ keyHash: keyHashOf(text), prefix: text.slice(0, KEY_PREFIX_LENGTH) });
 }
 
 /**

@@ -25,6 +25,17 @@ describe('keyFormat', () => {
       assert.equal(toWellFormedKey('atl_3f9Kx2LmAbCdEfGhIjKlMnOpQrStUvWx28FvTj'), null);
     });
 
+    it('gives the same answer for a key presented again, also after many other keys', () => {
+      const first = toWellFormedKey(KNOWN_KEY);
+      assert.deepEqual(toWellFormedKey(KNOWN_KEY), first);
+      for (let i = 0; i < 3000; i++) {
+        const other = testKey(`other ${i}`);
+        assert.equal(toWellFormedKey(other)?.keyHash, keyHashOf(other));
+      }
+      assert.deepEqual(toWellFormedKey(KNOWN_KEY), first);
+      assert.equal(toWellFormedKey(withBadChecksum(KNOWN_KEY)), null);
+    });
+
     it('refuses every other form', () => {
       const malformed = [
         '',
