@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import Koa, { type ParameterizedContext } from 'koa';
 import type { AppState } from './appState.js';
 import { observeRequests } from './http/observeRequests.js';
-import { addOperationalRoutes } from './http/operationalRoutes.js';
+import { addOperationalRoutes, fromLoopback } from './http/operationalRoutes.js';
 import { alwaysReady } from './http/readiness.js';
 import { refuseKeyInUrl } from './http/refuseKeyInUrl.js';
 import { requestCredentials } from './http/requestCredentials.js';
@@ -56,6 +56,8 @@ export function createApp(services: Services): Koa<AppState> {
         openApiJson: JSON.stringify(buildOpenApiDocument(PUBLIC_ROUTES, { publicBaseUrl: services.publicBaseUrl })),
       },
       watch: !services.watchOnAdminPort,
+      // Without an admin port, metrics stay private to this machine; probes reach health and readiness from anywhere.
+      metricsFor: (ctx) => fromLoopback(ctx, services.trustedProxyHops ?? 0),
     },
   );
 

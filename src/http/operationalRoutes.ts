@@ -1,10 +1,12 @@
 import type Router from '@koa/router';
 import type { RouterMiddleware } from '@koa/router';
+import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../appState.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { serveDocsAsset, serveDocsPage } from '../openapi/serveDocs.js';
 import { serveOpenApi } from '../openapi/serveOpenApi.js';
 import type { Readiness } from './readiness.js';
+import { clientAddress } from './requestCredentials.js';
 import { serveReadiness } from './serveReadiness.js';
 
 export interface OperationalServices {
@@ -24,6 +26,21 @@ export const WATCH_PATHS = ['/healthz', '/metrics', '/readyz'] as const;
 export interface OperationalGroups {
   readonly describe: { readonly openApiJson: string } | null;
   readonly watch: boolean;
+  /**
+   * Who may read /metrics (cross-organization totals); others get 404. Unset: anyone who reaches
+   * the listener (the admin port, kept off the public balancer).
+   */
+  readonly metricsFor?: (ctx: ParameterizedContext<AppState>) => boolean;
+}
+
+/**
+ * Whether the request comes from this machine: its client address (behind `hops` trusted
+ * proxies, the one they wrote; else the peer's) is a loopback one. A proxy on this machine
+ * forwarding outsiders is not enough, unless TRUSTED_PROXY_HOPS says it writes X-Forwarded-For.
+ */
+export function fromLoopback(ctx: ParameterizedContext<AppState>, hops: number): boolean {
+  const address = clientAddress(ctx.req.socket.remoteAddress, ctx.req.headers['x-forwarded-for'], hops);
+  return /^(127\.|::ffff:127\.)/.test(address) || address === '::1';
 }
 
 /**
@@ -47,7 +64,7 @@ export function addOperationalRoutes(
   const [healthPath, metricsPath, readinessPath] = WATCH_PATHS;
   const watchRoutes: Route[] = [
     [healthPath, serveHealth],
-    [metricsPath, serveMetrics(services.metrics)],
+    [metricsPath, serveMetrics(services.metrics, groups.metricsFor)],
     [readinessPath, serveReadiness(services.readiness)],
   ];
   const routes = [...describeRoutes, ...(groups.watch ? watchRoutes : [])];
@@ -64,8 +81,12 @@ export function addOperationalRoutes(
 }
 
 /** GET /metrics: the Prometheus text exposition format. */
-function serveMetrics(metrics: GatewayMetrics): RouterMiddleware<AppState> {
+function serveMetrics(
+  metrics: GatewayMetrics,
+  allowed: OperationalGroups['metricsFor'] = () => true,
+): RouterMiddleware<AppState> {
   return async (ctx) => {
+    if (!allowed(ctx)) return; // left unanswered: the 404 of any unknown path
     const { contentType, text } = await metrics.exposition();
     ctx.set('Cache-Control', 'no-store');
     ctx.body = text;
