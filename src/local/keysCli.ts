@@ -110,12 +110,18 @@ function commandOf(argv: readonly string[]): Command | 'help' {
   const actor = { id: values.actor.trim() || LOCAL_OWNER_ID, permissions: commaList(values['actor-permissions']) };
   const [keyId, ...extra] = command === 'revoke' ? rest : [undefined, ...rest];
   if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra[0]}`);
-  const print = (json: unknown, lines: () => string[]) => (values.json ? [JSON.stringify(json, null, 2)] : lines());
+  // What the key service answers is printed escaped: a name holding escape sequences or line
+  // breaks cannot recolour the terminal or forge lines of output.
+  const print = (json: unknown, lines: (shown: typeof json) => string[]) =>
+    values.json ? [printableJson(json)] : lines(printableDeep(json));
 
   switch (command) {
     case 'create': {
       const { name } = values;
       if (name === undefined) throw new UsageError('create needs --name <name>');
+      if (UNPRINTABLE.test(name)) {
+        throw new UsageError('--name must not hold control characters (line breaks, tabs, escape sequences)');
+      }
       const permissions = commaList(values.permissions);
       const unknown = permissions.filter((permission) => !Object.hasOwn(KEY_PERMISSIONS, permission));
       if (permissions.length === 0) {
@@ -133,19 +139,21 @@ function commandOf(argv: readonly string[]): Command | 'help' {
       return async (target) => {
         const expiresAt = days === undefined ? undefined : new Date(Date.now() + Number(days) * DAY_MS).toISOString();
         const created = await createKey(target, actor, org, { name, permissions, ...(expiresAt ? { expiresAt } : {}) });
-        const { key } = created;
-        return print(created, () => [
-          `Created key ${key.id} for ${org}`,
-          ...table([
-            ['  name', key.name],
-            ['  prefix', key.prefix],
-            ['  permissions', key.permissions.join(',') || '(none)'],
-            ['  state', keyState(key)],
-            ['  expires', key.expiresAt],
-          ]),
-          'The plaintext key is shown only now; store it safely:',
-          created.plaintext,
-        ]);
+        return print(created, (shown) => {
+          const { key, plaintext } = shown as typeof created;
+          return [
+            `Created key ${key.id} for ${org}`,
+            ...table([
+              ['  name', key.name],
+              ['  prefix', key.prefix],
+              ['  permissions', key.permissions.join(',') || '(none)'],
+              ['  state', keyState(key)],
+              ['  expires', key.expiresAt],
+            ]),
+            'The plaintext key is shown only now; store it safely:',
+            plaintext,
+          ];
+        });
       };
     }
     case 'list':
@@ -153,16 +161,22 @@ function commandOf(argv: readonly string[]): Command | 'help' {
         const { keys } = await call<{ keys: Key[] }>(target, actor, 'GET', keysPath(org), { organizationId: org });
         const row = (k: Key) => [k.id, k.prefix, keyState(k), k.permissions.join(',') || '-', k.expiresAt, k.name];
         const header = ['ID', 'PREFIX', 'STATE', 'PERMISSIONS', 'EXPIRES', 'NAME'];
-        return print({ keys }, () => (keys.length ? table([header, ...keys.map(row)]) : [`${org} has no keys`]));
+        return print({ keys }, (shown) => {
+          const listed = (shown as { keys: Key[] }).keys;
+          return listed.length ? table([header, ...listed.map(row)]) : [`${printable(org)} has no keys`];
+        });
       };
     case 'revoke':
       if (!keyId) throw new UsageError('revoke needs the key id: revoke --org <id> <keyId>');
       return async (target) => {
         const path = `${keysPath(org)}/${encodeURIComponent(keyId)}/revoke`;
         const { key } = await call<{ key: Key }>(target, actor, 'POST', path, { organizationId: org, keyId }, {});
-        return print({ key }, () => [
-          `Key ${key.id} (${key.prefix}) is revoked since ${key.revokedAt} by ${key.revokedBy}; it stays listed.`,
-        ]);
+        return print({ key }, (shown) => {
+          const revoked = (shown as { key: Key }).key;
+          return [
+            `Key ${revoked.id} (${revoked.prefix}) is revoked since ${revoked.revokedAt} by ${revoked.revokedBy}; it stays listed.`,
+          ];
+        });
       };
     default:
       throw new UsageError(`unknown command ${JSON.stringify(command)}`);
@@ -261,6 +275,32 @@ function refusal(response: Response, answer: unknown, actor: Actor, { organizati
     default:
       return `unexpected answer from the key service: status ${status}`;
   }
+}
+
+/** Characters a terminal acts on rather than shows: C0 and C1 controls, DEL, and bidirectional overrides. */
+const UNPRINTABLE = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
+
+/** The text with every unprintable character written as its \\u escape. */
+function printable(text: string): string {
+  return text.replace(
+    new RegExp(UNPRINTABLE.source, 'gu'),
+    (char) => `\\u${(char.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/** Every string inside a key-service answer, printable. */
+function printableDeep(value: unknown): unknown {
+  if (typeof value === 'string') return printable(value);
+  if (Array.isArray(value)) return value.map(printableDeep);
+  if (typeof value === 'object' && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([name, inner]) => [printable(name), printableDeep(inner)]));
+  }
+  return value;
+}
+
+/** JSON as JSON.stringify writes it (C0 escaped, its line breaks its own), with DEL, C1 and bidi escaped too. */
+function printableJson(value: unknown): string {
+  return JSON.stringify(value, null, 2).split('\n').map(printable).join('\n');
 }
 
 /** Rows as columns, each padded to its widest cell. */

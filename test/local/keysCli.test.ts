@@ -114,7 +114,8 @@ describe('npm run keys (src/local/keysCli.ts)', function () {
     assert.ok(again.stdout.includes(after.revokedAt ?? 'missing'), 'revoking again keeps the first revocation');
   });
 
-  it('says each refusal in one line and exits 1 (or 2 for configuration)', async () => {
+  it('says each refusal in one line and exits 1 (or 2 for configuration)', async function () {
+    this.timeout(60_000); // a dozen CLI processes, each a few seconds on a busy machine
     // Fill org_other up to 50 active keys so the next one is refused.
     for (let i = 2; i <= 50; i++) await createKeyCall(service, 'org_other', { name: `k${i}`, permissions: ['read'] });
     const unreachable = await closedPortUrl();
@@ -285,5 +286,69 @@ describe('npm run keys (src/local/keysCli.ts)', function () {
       'read',
       'admin',
     ]);
+  });
+});
+
+describe('npm run keys against a key service answering hostile names', () => {
+  const hostile: Key = {
+    id: 'key_evil\u001b[2J',
+    organizationId: 'org_x',
+    name: 'harmless\nkey_forged  atl_forged  active  read  2099-01-01  ceo key\u009b31m\u202e',
+    prefix: 'atl_evil0000',
+    permissions: ['read\u0007'],
+    createdAt: '2026-01-10T09:00:00.000Z',
+    createdBy: 'usr_1',
+    expiresAt: '2099-01-01T00:00:00.000Z',
+    lastUsedAt: null,
+    revokedAt: null,
+    revokedBy: null,
+  } as unknown as Key;
+  let server: ReturnType<typeof createServer>;
+  let url: string;
+
+  before(async () => {
+    server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [hostile] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const unprintable = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
+
+  it('prints what the key service answers escaped, one line per key, in the table and in JSON', async () => {
+    const env = { KEY_SERVICE_URL: url, KEY_SERVICE_TOKEN: 't' };
+    const listed = await runCli(['list', '--org', 'org_x'], env);
+    assert.equal(listed.code, 0, listed.stderr);
+    const lines = listed.stdout.trimEnd().split('\n');
+    assert.equal(lines.length, 2, 'a header and one key: no forged line');
+    for (const line of lines) assert.doesNotMatch(line, unprintable);
+    assert.match(lines[1] ?? '', /key_evil\\u001b\[2J .*harmless\\u000akey_forged.*\\u009b31m\\u202e$/);
+
+    const json = await runCli(['list', '--org', 'org_x', '--json'], env);
+    assert.equal(json.code, 0, json.stderr);
+    for (const line of json.stdout.split('\n')) assert.doesNotMatch(line, unprintable);
+    assert.deepEqual(
+      (JSON.parse(json.stdout) as { keys: Key[] }).keys[0],
+      hostile,
+      'the JSON still says exactly what was answered',
+    );
+  });
+
+  it('refuses a name holding control characters before calling the key service', async () => {
+    for (const name of ['two\nlines', 'bell\u0007', 'csi\u001b[31m', 'c1\u009b', 'tab\there', 'rtl\u202e']) {
+      const errors: string[] = [];
+      const code = await runKeysCli(['create', '--org', 'org_x', '--name', name], {
+        out: () => {},
+        err: (l) => errors.push(l),
+      });
+      assert.equal(code, 2, JSON.stringify(name));
+      assert.match(errors[0] ?? '', /^keys: --name must not hold control characters/);
+    }
   });
 });
