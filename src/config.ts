@@ -2,7 +2,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { TelemetryEnv, type TracingConfig, tracingConfig } from './telemetry/telemetryConfig.js';
 
 /**
  * The only reader of process.env. Every variable is validated once at start;
@@ -49,6 +48,13 @@ const url = (name: string) =>
     .optional();
 
 const emptyAsUndefined = (value: unknown) => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+
+/** The OTLP encodings the gateway carries an exporter for (gRPC it does not). */
+const otlpProtocol = (name: string) =>
+  z.preprocess(
+    emptyAsUndefined,
+    z.enum(['http/protobuf', 'http/json'], { message: `${name} must be http/protobuf or http/json` }).optional(),
+  );
 
 /** A comma-separated list of host:port, e.g. `10.0.0.1:26379,10.0.0.2:26379`. */
 const hostPortList = (name: string) =>
@@ -147,7 +153,22 @@ export const EnvSchema = z.object({
     emptyAsUndefined,
     integer('KEEP_ALIVE_TIMEOUT_MS', DEFAULT_KEEP_ALIVE_TIMEOUT_MS, 1000, 600_000),
   ),
-  ...TelemetryEnv,
+  // Tracing: the OpenTelemetry SDK reads the OTEL_* variables itself (endpoint, headers, service
+  // name, sampler). The gateway reads only whether tracing is on, and which OTLP encoding to load.
+  OTEL_SDK_DISABLED: z.preprocess(emptyAsUndefined, z.string().trim().toLowerCase().optional()),
+  OTEL_TRACES_EXPORTER: z.preprocess(emptyAsUndefined, z.string().trim().toLowerCase().optional()),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.preprocess(emptyAsUndefined, z.string().optional()),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.preprocess(emptyAsUndefined, z.string().optional()),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol('OTEL_EXPORTER_OTLP_PROTOCOL'),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'),
+  // A caller's sampled flag is its own to set: by default it cannot raise sampling above the configured ratio.
+  TRUST_CALLER_SAMPLING: z.preprocess(
+    emptyAsUndefined,
+    z
+      .enum(['true', 'false'], { message: 'TRUST_CALLER_SAMPLING must be true or false' })
+      .default('false')
+      .transform((value) => value === 'true'),
+  ),
 });
 
 export interface UpstreamTarget {
@@ -216,6 +237,13 @@ export interface Config {
   readonly shutdownDelayMs: number;
   /** null: tracing off (no OTLP endpoint, or disabled by the OTEL_* variables). */
   readonly tracing: TracingConfig | null;
+}
+
+export interface TracingConfig {
+  /** Which OTLP exporter package to load; the SDK reads everything else from OTEL_*. */
+  readonly protocol: 'http/protobuf' | 'http/json';
+  /** Whether a caller's sampled flag decides (TRUST_CALLER_SAMPLING); by default it cannot raise sampling. */
+  readonly trustCallerSampling: boolean;
 }
 
 export class ConfigError extends Error {
@@ -301,6 +329,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     shutdownDelayMs: e.SHUTDOWN_DELAY_SECONDS * 1000,
     tracing: tracingConfig(e),
+  });
+}
+
+/**
+ * Tracing is on only when an OTLP endpoint is named, as the specification has it for OTLP: an
+ * operator without a collector pays nothing. OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none
+ * turn it off whatever else is set.
+ */
+function tracingConfig(e: z.infer<typeof EnvSchema>): TracingConfig | null {
+  const endpoint = e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? e.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (endpoint === undefined || e.OTEL_SDK_DISABLED === 'true' || e.OTEL_TRACES_EXPORTER === 'none') return null;
+  return Object.freeze({
+    // The specification's default for OTLP over HTTP.
+    protocol: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf',
+    trustCallerSampling: e.TRUST_CALLER_SAMPLING,
   });
 }
 

@@ -249,48 +249,33 @@ describe('config', () => {
       assert.equal(loadConfig({ ...endpoint, OTEL_TRACES_EXPORTER: 'none' }).tracing, null);
     });
 
-    it('follows the specification: /v1/traces appended to the base endpoint, protobuf by default', () => {
-      assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/' }).tracing, {
-        url: 'http://127.0.0.1:4318/v1/traces',
+    it('loads the exporter for the OTLP encoding named, protobuf by default; the SDK reads the rest', () => {
+      const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/' };
+      assert.deepEqual(loadConfig(endpoint).tracing, { protocol: 'http/protobuf', trustCallerSampling: false });
+      assert.deepEqual(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9999/custom' }).tracing, {
         protocol: 'http/protobuf',
-        headers: {},
-        serviceName: 'seo-public-rest-gateway',
-        sampler: 'parentbased_always_on',
-        samplerRatio: 1,
+        trustCallerSampling: false,
       });
-      const tracing = loadConfig({
-        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
-        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9999/custom',
-        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
-        OTEL_EXPORTER_OTLP_HEADERS: 'api-key=s%20ecret,X-Tenant=acme',
-        OTEL_SERVICE_NAME: 'edge-gateway',
-        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-        OTEL_TRACES_SAMPLER_ARG: '0.25',
-      }).tracing;
-      assert.deepEqual(tracing, {
-        url: 'http://127.0.0.1:9999/custom',
-        protocol: 'http/json',
-        headers: { 'api-key': 's ecret', 'x-tenant': 'acme' },
-        serviceName: 'edge-gateway',
-        sampler: 'parentbased_traceidratio',
-        samplerRatio: 0.25,
-      });
+      assert.deepEqual(
+        loadConfig({
+          ...endpoint,
+          OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
+          OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json',
+          TRUST_CALLER_SAMPLING: 'true',
+        }).tracing,
+        { protocol: 'http/json', trustCallerSampling: true },
+      );
     });
 
     it('refuses what it cannot honour, one line each', () => {
       const problems = problemsOf({
-        OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4317',
         OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
-        OTEL_TRACES_SAMPLER: 'sometimes',
-        OTEL_TRACES_SAMPLER_ARG: '1.5',
-        OTEL_EXPORTER_OTLP_HEADERS: '=nokey',
+        TRUST_CALLER_SAMPLING: 'yes',
       });
       assert.deepEqual(problems, [
-        'OTEL_EXPORTER_OTLP_ENDPOINT: OTEL_EXPORTER_OTLP_ENDPOINT must be an absolute http(s) URL',
-        'OTEL_EXPORTER_OTLP_PROTOCOL: OTEL_EXPORTER_OTLP_PROTOCOL: grpc is not supported; use http/protobuf or http/json',
-        'OTEL_EXPORTER_OTLP_HEADERS: OTEL_EXPORTER_OTLP_HEADERS must be a list of key=value pairs separated by commas',
-        'OTEL_TRACES_SAMPLER: OTEL_TRACES_SAMPLER must be always_on, always_off, traceidratio or parentbased_ followed by one of those',
-        'OTEL_TRACES_SAMPLER_ARG: OTEL_TRACES_SAMPLER_ARG must be between 0 and 1 (got 1.5)',
+        'OTEL_EXPORTER_OTLP_PROTOCOL: OTEL_EXPORTER_OTLP_PROTOCOL must be http/protobuf or http/json',
+        'TRUST_CALLER_SAMPLING: TRUST_CALLER_SAMPLING must be true or false',
       ]);
     });
   });

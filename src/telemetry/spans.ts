@@ -8,6 +8,7 @@ import {
   type Span,
   SpanKind,
   SpanStatusCode,
+  TraceFlags,
   trace,
 } from '@opentelemetry/api';
 
@@ -18,13 +19,15 @@ import {
  */
 
 let tracing = false;
+let trustCallerSampling = false;
 const tracer = trace.getTracer('seo-public-rest-gateway');
 /** Handed to work when tracing is off, so callers may set attributes unconditionally. */
 const NO_SPAN: Span = trace.wrapSpanContext(INVALID_SPAN_CONTEXT);
 
 /** Called once by startTracing, after the SDK is registered. */
-export function markTracingOn(): void {
+export function markTracingOn(options: { trustCallerSampling: boolean }): void {
   tracing = true;
+  trustCallerSampling = options.trustCallerSampling;
 }
 
 export function tracingOn(): boolean {
@@ -67,13 +70,30 @@ export interface ServerSpan {
 
 /** The span of one incoming request, continuing the caller's trace when its headers carry one. */
 export function startServerSpan(method: string, headers: Record<string, string | string[] | undefined>): ServerSpan {
-  const parent = propagation.extract(ROOT_CONTEXT, headers);
+  const parent = callerSamplingDecided(propagation.extract(ROOT_CONTEXT, headers));
   const span = tracer.startSpan(
     method,
     { kind: SpanKind.SERVER, attributes: { 'http.request.method': method } },
     parent,
   );
   return { span, context: trace.setSpan(parent, span) };
+}
+
+/**
+ * A caller's trace is continued, but its sampled flag is the caller's to set: anyone could ask
+ * for every request to be exported. Unless TRUST_CALLER_SAMPLING, the configured sampler decides
+ * as for a trace of the gateway's own (a root span, a fresh trace id the caller cannot pick), and
+ * the caller's context carries that decision. The probe span is never ended, so never exported.
+ */
+function callerSamplingDecided(extracted: Context): Context {
+  const caller = trace.getSpanContext(extracted);
+  if (caller === undefined || trustCallerSampling) return extracted;
+  const probe = tracer.startSpan('sampling decision', { root: true });
+  const sampled = (probe.spanContext().traceFlags & TraceFlags.SAMPLED) !== 0;
+  return trace.setSpanContext(extracted, {
+    ...caller,
+    traceFlags: sampled ? caller.traceFlags | TraceFlags.SAMPLED : caller.traceFlags & ~TraceFlags.SAMPLED,
+  });
 }
 
 /** Names the server span after its route template, as the HTTP conventions ask, and ends it. */

@@ -1,6 +1,5 @@
-import type { Sampler } from '@opentelemetry/sdk-trace-node';
+import type { TracingConfig } from '../config.js';
 import { markTracingOn } from './spans.js';
-import type { TracingConfig } from './telemetryConfig.js';
 
 export interface Tracing {
   /** Sends the spans still buffered (tests, and before exit). */
@@ -9,19 +8,25 @@ export interface Tracing {
   shutdown(): Promise<void>;
 }
 
+/** The service name on every span unless OTEL_SERVICE_NAME says otherwise. */
+const SERVICE_NAME = 'seo-public-rest-gateway';
+
 /**
- * Starts the OpenTelemetry SDK: spans batched to the OTLP/HTTP endpoint (JSON or
- * protobuf), W3C traceparent/tracestate and baggage read from callers and written on
- * upstream calls, and a client span for every call made through undici (fetch).
+ * Starts the OpenTelemetry SDK, which reads its OTEL_* variables itself: the exporter its
+ * endpoint, headers and timeout, the environment detector the service name and resource
+ * attributes, the tracer provider its sampler. Spans are batched to the OTLP/HTTP endpoint
+ * (JSON or protobuf), and every call made through undici (fetch) gets a client span.
+ * Only the W3C trace context (traceparent, tracestate) is read from callers and written on
+ * upstream calls: no caller's baggage reaches an upstream or a background call.
  * Imported only when tracing is configured, so a gateway without it never loads the SDK
  * and every span helper stays on its no-op path.
  */
 export async function startTracing(config: TracingConfig): Promise<Tracing> {
   const [
     sdk,
-    { resourceFromAttributes },
+    { detectResources, envDetector, resourceFromAttributes },
     { ATTR_SERVICE_NAME },
-    core,
+    { W3CTraceContextPropagator },
     { registerInstrumentations },
     { UndiciInstrumentation },
     exporters,
@@ -36,28 +41,15 @@ export async function startTracing(config: TracingConfig): Promise<Tracing> {
       ? import('@opentelemetry/exporter-trace-otlp-http')
       : import('@opentelemetry/exporter-trace-otlp-proto'),
   ]);
-  const exporter = new exporters.OTLPTraceExporter({ url: config.url, headers: { ...config.headers } });
-  const ratio = new sdk.TraceIdRatioBasedSampler(config.samplerRatio);
-  const samplers: Record<TracingConfig['sampler'], () => Sampler> = {
-    always_on: () => new sdk.AlwaysOnSampler(),
-    always_off: () => new sdk.AlwaysOffSampler(),
-    traceidratio: () => ratio,
-    parentbased_always_on: () => new sdk.ParentBasedSampler({ root: new sdk.AlwaysOnSampler() }),
-    parentbased_always_off: () => new sdk.ParentBasedSampler({ root: new sdk.AlwaysOffSampler() }),
-    parentbased_traceidratio: () => new sdk.ParentBasedSampler({ root: ratio }),
-  };
   const provider = new sdk.NodeTracerProvider({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName }),
-    sampler: samplers[config.sampler](),
-    spanProcessors: [new sdk.BatchSpanProcessor(exporter)],
+    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: SERVICE_NAME }).merge(
+      detectResources({ detectors: [envDetector] }),
+    ),
+    spanProcessors: [new sdk.BatchSpanProcessor(new exporters.OTLPTraceExporter())],
   });
-  provider.register({
-    propagator: new core.CompositePropagator({
-      propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()],
-    }),
-  });
+  provider.register({ propagator: new W3CTraceContextPropagator() });
   registerInstrumentations({ tracerProvider: provider, instrumentations: [new UndiciInstrumentation()] });
-  markTracingOn();
+  markTracingOn({ trustCallerSampling: config.trustCallerSampling });
   return {
     flush: () => provider.forceFlush(),
     shutdown: () => provider.shutdown(),

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { keyHashOf, type VerifyAnswerJson } from './keys.js';
 
@@ -25,6 +25,8 @@ export interface FakeKeyService {
   refuseUsage(status: number | null): void;
   /** Every GET /v1/events, with the Last-Event-ID it carried. */
   readonly streamRequests: Array<{ lastEventId: string | undefined }>;
+  /** The headers of every request received, in order. */
+  readonly requestHeaders: IncomingHttpHeaders[];
   /** Makes each verify answer after this many milliseconds (0: at once). */
   setVerifyDelay(ms: number): void;
   /** Sets what verify answers for this key's hash. */
@@ -60,12 +62,14 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
   let usageRefusal: number | null = null;
   let usageDuplicates = 0;
   let verifyDelayMs = 0;
+  const requestHeaders: IncomingHttpHeaders[] = [];
 
   const server = createServer((req, res) => {
     void handle(req, res);
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    requestHeaders.push(req.headers);
     if (req.headers.authorization !== `Bearer ${FAKE_KEY_SERVICE_TOKEN}`) {
       unauthorizedRequests += 1;
       res.writeHead(401).end();
@@ -147,6 +151,7 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
       usageRefusal = status;
     },
     streamRequests,
+    requestHeaders,
     setVerifyDelay(ms) {
       verifyDelayMs = ms;
     },

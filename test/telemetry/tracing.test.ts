@@ -19,6 +19,8 @@ const KEY = testKey('tracing reader');
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN_ID = '00f067aa0ba902b7';
 const TRACEPARENT = `00-${TRACE_ID}-${CALLER_SPAN_ID}-01`;
+/** What a caller may send for the gateway to pass on, if it passed baggage on: it must not. */
+const BAGGAGE = `caller.role=admin,${'padding='.padEnd(7_000, 'x')}`;
 const PROBE_TRACE_ID = '7d3a1c9e5b2f4a6d8e0c1b3a5f7d9e2c';
 const PROBE_TRACEPARENT = `00-${PROBE_TRACE_ID}-${CALLER_SPAN_ID}-01`;
 
@@ -97,6 +99,7 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
   beforeEach(() => {
     received.length = 0;
     platformHeaders.length = 0;
+    keyService.requestHeaders.length = 0;
   });
   afterEach(async () => {
     await gateway?.destroy();
@@ -109,7 +112,10 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
   });
 
   /** Starts the gateway with tracing, makes one traced public call, and stops it (spans flushed on the way out). */
-  async function oneTracedCall(protocol: string): Promise<{ status: number; stdout: string }> {
+  async function oneTracedCall(
+    protocol: string,
+    env: Record<string, string> = {},
+  ): Promise<{ status: number; stdout: string }> {
     const port = await freePort();
     gateway = startProcessGroup(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: REPO_ROOT,
@@ -125,6 +131,7 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
         OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl,
         OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
         OTEL_SERVICE_NAME: 'gateway-under-test',
+        ...env,
       }),
     });
     await gateway.waitForOutput(/Gateway listening on/, 20_000, 'stderr');
@@ -134,7 +141,7 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
       await probe.arrayBuffer();
     }
     const res = await fetch(`http://127.0.0.1:${port}/v1/api/keywords?site=example.com`, {
-      headers: { authorization: `Bearer ${KEY}`, traceparent: TRACEPARENT, tracestate: 'caller=1' },
+      headers: { authorization: `Bearer ${KEY}`, traceparent: TRACEPARENT, tracestate: 'caller=1', baggage: BAGGAGE },
     });
     await res.arrayBuffer();
     gateway.signalGroup('SIGTERM');
@@ -187,6 +194,23 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
       assert.notEqual(String(traceparent).split('-')[2], CALLER_SPAN_ID);
     }
     assert.equal(traced[0]?.tracestate, 'caller=1');
+    // The caller's baggage reaches neither upstream, nor the usage batch sent later in the background.
+    assert.deepEqual(
+      [...platformHeaders, ...keyService.requestHeaders].filter((headers) => headers.baggage !== undefined),
+      [],
+    );
+    assert.ok(
+      keyService.requestHeaders.some((headers) => headers.traceparent !== undefined),
+      'the verify was traced',
+    );
+    const names = received.flatMap(({ body }) =>
+      (
+        JSON.parse(body.toString('utf8')) as {
+          resourceSpans: Array<{ resource: { attributes: Array<{ key: string; value: { stringValue?: string } }> } }>;
+        }
+      ).resourceSpans.map((r) => r.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue),
+    );
+    assert.deepEqual([...new Set(names)], ['gateway-under-test'], 'OTEL_SERVICE_NAME, as the SDK read it');
 
     // The request's log line names the trace.
     const line = stdout
@@ -195,6 +219,31 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>)
       .find((l) => l.msg === 'request' && l.route === '/v1/api/keywords');
     assert.equal(line?.traceId, TRACE_ID);
+  });
+
+  it("keeps to the configured ratio whatever the caller's sampled flag says, unless told to trust it", async () => {
+    const ratioZero = { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' };
+    const untrusted = await oneTracedCall('http/json', ratioZero);
+    assert.equal(untrusted.status, 200);
+    assert.deepEqual(
+      spansOf(received).filter((span) => span.traceId === TRACE_ID),
+      [],
+      'no span of the caller trace exported at ratio 0',
+    );
+    // The trace is still continued: the platform sees the caller's trace id, marked not sampled.
+    const sent = platformHeaders.map((headers) => headers.traceparent).filter((value) => value !== undefined);
+    assert.ok(sent.length > 0);
+    for (const traceparent of sent) assert.match(String(traceparent), new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-00$`));
+
+    received.length = 0;
+    platformHeaders.length = 0;
+    await gateway?.destroy();
+    const trusted = await oneTracedCall('http/json', { ...ratioZero, TRUST_CALLER_SAMPLING: 'true' });
+    assert.equal(trusted.status, 200);
+    assert.ok(
+      spansOf(received).some((span) => span.traceId === TRACE_ID),
+      'with TRUST_CALLER_SAMPLING the flag decides',
+    );
   });
 
   it('speaks protobuf when OTEL_EXPORTER_OTLP_PROTOCOL says so', async () => {
