@@ -308,6 +308,7 @@ export const ERROR_CLOSE_GRACE_MS = 500;
 
 /** Sends the last bytes of a connection, then destroys it once the grace has passed. */
 export function endThenDestroy(socket: Duplex, bytes: string | Buffer): void {
+  if (socket.destroyed) return; // the client went first
   socket.end(bytes);
   const timer = setTimeout(() => socket.destroy(), ERROR_CLOSE_GRACE_MS);
   timer.unref();
