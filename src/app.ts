@@ -2,6 +2,7 @@ import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import Koa, { type ParameterizedContext } from 'koa';
 import type { AppState } from './appState.js';
+import { toApiError } from './errors.js';
 import { observeRequests } from './http/observeRequests.js';
 import { addOperationalRoutes, fromLoopback } from './http/operationalRoutes.js';
 import { alwaysReady } from './http/readiness.js';
@@ -11,20 +12,21 @@ import { CALLER_VARY } from './http/securityHeaders.js';
 import { methodNotAllowed, routeNotFound } from './http/unmatchedPaths.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { buildOpenApiDocument } from './openapi/buildOpenApiDocument.js';
+import { admit, refundsLimit } from './routes/admit.js';
 import { handleRoute } from './routes/handleRoute.js';
 import type { PublicRoute } from './routes/publicRoute.js';
 import { PUBLIC_ROUTES } from './routes/publicRoutes.js';
-import { takeFromLimit } from './routes/requestLimit.js';
 import type { Services } from './services.js';
-import { inSpan, tracingOn } from './telemetry/spans.js';
+import { inSpan } from './telemetry/spans.js';
 
 /**
  * The whole request path, top to bottom:
  * observe (request id; error envelope; metrics and log line once answered)
  * → router (405 from its allowedMethods and 404 from the one fallback, both before auth;
  *   openapi, docs, metrics, readyz need no key)
- * → public route: authenticate → request limit → room to count it? → answer (cache → platform →
- *   mapper) → count usage.
+ * → public route: authenticate (who is calling, and its usage as verified) → admit (a unit of
+ *   the request limit and a place under the ceiling, together) → room to count it? → answer
+ *   (cache → platform → mapper) → count usage, or give back what admission took.
  *
  * The public route's steps are plain calls in one handler rather than Koa layers:
  * they always run together, in this order, and each layer would cost an async call
@@ -61,12 +63,10 @@ export function createApp(services: Services): Koa<AppState> {
     },
   );
 
-  const { authenticator, limiter, usage } = services;
+  const { authenticator, admission, usage } = services;
   const trustedProxyHops = services.trustedProxyHops ?? 0;
   const publicRoute = (route: PublicRoute) => {
     const answer = handleRoute(route, { ...services, metrics });
-    const limit = (ctx: ParameterizedContext<AppState>, organizationId: string, now: Date) =>
-      takeFromLimit(ctx, limiter, organizationId, now.getTime(), metrics.limiterDecision);
     const serve = async (ctx: ParameterizedContext<AppState>): Promise<void> => {
       ctx.state.route = route.path;
       // Every answer here, refusals included, depends on the key presented.
@@ -75,25 +75,28 @@ export function createApp(services: Services): Koa<AppState> {
         authenticator.authenticate(requestCredentials(ctx, trustedProxyHops)),
       );
       ctx.state.principal = principal;
-      let counted = false;
+      const now = services.now();
+      const grant = await inSpan('admit', () =>
+        admit(ctx, admission, principal, now.getTime(), metrics.limiterDecision),
+      );
+      let status = 500;
       try {
-        // The local limiter decides synchronously: nothing to wait for, unless traced.
-        const now = services.now();
-        const limited = tracingOn()
-          ? inSpan('limit', async () => limit(ctx, principal.organizationId, now))
-          : limit(ctx, principal.organizationId, now);
-        if (limited !== undefined) await limited;
         usage.ensureRoom();
         await answer(ctx, principal, now);
+        status = ctx.status;
+      } catch (err: unknown) {
+        status = toApiError(err).status;
+        throw err;
+      } finally {
         // Every successful answer (200, or 304 for an unchanged one) counts once; failures never do,
         // nor an answer a shutdown's drain limit has already replaced with a 503 (headers sent).
-        if ((ctx.status === 200 || ctx.status === 304) && !ctx.res.headersSent) {
+        // Whatever is not counted gives back what admission took, in this one place.
+        if ((status === 200 || status === 304) && !ctx.res.headersSent) {
           usage.record(principal, route.path);
-          counted = true;
+          grant.keep();
+        } else {
+          grant.giveBack(refundsLimit(status));
         }
-      } finally {
-        // A call that is not counted gives its place under the ceiling back.
-        if (!counted) principal.admission?.release();
       }
     };
     router.get(route.path, serve);

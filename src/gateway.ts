@@ -11,15 +11,13 @@ import { listenOn } from './http/listenOn.js';
 import { createReadiness, type Readiness } from './http/readiness.js';
 import { keyServiceProbe, platformProbe } from './http/readinessProbes.js';
 import { REFUSAL_DELAY_MS } from './http/refusalDelay.js';
-import { createLocalRequestLimiter } from './limits/localRequestLimiter.js';
-import type { ManagedRequestLimiter } from './limits/requestLimiter.js';
+import { createLocalAdmission } from './limits/localAdmission.js';
 import type { LocalUpstreams } from './local/startLocalUpstreams.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { createPlatformClient } from './platform/platformClient.js';
 import { tracedPlatform } from './telemetry/tracedPlatform.js';
 import { createKeyServiceClient } from './upstream/keyServiceClient.js';
 import { createUsageBuffer } from './usage/createUsageBuffer.js';
-import { createUsageLedger } from './usage/usageLedger.js';
 import { createUsageSpool } from './usage/usageSpool.js';
 
 export interface RunningGateway {
@@ -66,9 +64,10 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const redisModule = config.redis ? await import('./redis/connectRedis.js') : null;
   const redis = config.redis && redisModule ? redisModule.connectRedis(config.redis, logger) : null;
   // With Redis every instance admits against one shared count per organization; without, against its own.
-  const ledger = redis
-    ? (await import('./usage/sharedUsageLedger.js')).createSharedUsageLedger({ redis, logger })
-    : createUsageLedger();
+  const admission = redis
+    ? (await import('./limits/redisAdmission.js')).createRedisAdmission({ ...config.rateLimit, redis, logger })
+    : createLocalAdmission(config.rateLimit);
+  const { ledger } = admission;
   // With Redis, each held call also has a copy in one shared stream, which another instance delivers should this one die.
   const usage = createUsageBuffer({
     sink: keyService,
@@ -93,7 +92,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
       verify: (keyHash, lane) => verifications.verify(keyHash, lane),
       followEvents: keyService.followEvents,
     },
-    // The ceiling check adds this instance's calls the key service's `used` does not include yet.
+    // Read before each verify: which of the gateway's calls its `used` surely includes.
     ledger,
     now,
     logger,
@@ -104,19 +103,12 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     hasSucceeded: verifications.hasSucceeded,
     now,
   });
-  const limiter: ManagedRequestLimiter = redis
-    ? (await import('./limits/redisRequestLimiter.js')).createRedisRequestLimiter({
-        ...config.rateLimit,
-        redis,
-        logger,
-      })
-    : createLocalRequestLimiter(config.rateLimit);
   const closeRedis = async () => {
     if (redis && redisModule) redisModule.closeRedis(redis);
   };
   // What an earlier instance could not deliver goes out with this one's first batch.
   usage.deliverSpooled().catch((err: unknown) => logger.error({ err }, 'usage spool could not be read'));
-  metrics.observeLimiterAvailability(() => limiter.available());
+  metrics.observeLimiterAvailability(() => admission.available());
   const cache = createAnswerCache({
     ttlSeconds: config.cacheTtlSeconds,
     maxBytes: config.cacheMaxMb * 1024 * 1024,
@@ -127,7 +119,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     {
       platform: platformProbe(platform),
       keyService: keyServiceProbe(keyService),
-      ...(redis ? { redis: () => limiter.available() } : {}),
+      ...(redis ? { redis: () => admission.available() } : {}),
     },
     { logger },
   );
@@ -139,7 +131,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     logger,
     now,
     authenticator,
-    limiter,
+    admission,
     cache,
     usage,
     platform,
@@ -174,8 +166,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     server.close();
     await Promise.allSettled([
       closeAdmin(),
-      usage.close(0).then(() => ledger.close()),
-      limiter.close(),
+      usage.close(0).then(() => admission.close()),
       keyAuthenticator.close(),
       local?.close(),
     ]);
@@ -192,9 +183,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     local,
     closers: [
       (remainingMs) => usage.close(remainingMs),
-      // After the usage: its last acknowledgements reach the shared count, then unused units go back.
-      () => ledger.close(),
-      () => limiter.close(),
+      // After the usage: its last acknowledgements reach the shared count, then unused places go back.
+      () => admission.close(),
       closeRedis,
       () => keyAuthenticator.close(),
       async () => local?.close(),

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Authenticator } from './auth/principal.js';
 import type { AnswerCache } from './cache/answerCache.js';
 import type { Readiness } from './http/readiness.js';
-import type { RequestLimiter } from './limits/requestLimiter.js';
+import type { Admission } from './limits/admission.js';
 import type { GatewayMetrics } from './metrics/gatewayMetrics.js';
 import type { PlatformClient } from './platform/platformClient.js';
 import type { UsageRecorder } from './usage/usageRecorder.js';
@@ -15,7 +15,8 @@ export interface Services {
   readonly logger: Logger;
   readonly now: () => Date;
   readonly authenticator: Authenticator;
-  readonly limiter: RequestLimiter;
+  /** The request limit and the usage ceiling, claimed together after authentication. */
+  readonly admission: Admission;
   readonly cache: AnswerCache;
   readonly usage: UsageRecorder;
   readonly platform: PlatformClient;

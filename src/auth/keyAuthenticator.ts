@@ -1,10 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import type { Logger } from 'pino';
-import { UpstreamError } from '../errors.js';
+import { NEAR_CEILING_MARGIN } from '../limits/admission.js';
 import type { KeyServiceClient } from '../upstream/keyServiceClient.js';
 import type { KeyEventStream, KeyServiceEvent, Verification } from '../upstream/keyServiceContract.js';
 import { describe } from '../upstream/upstreamFailure.js';
-import type { ClaimOutcome, UsageLedger } from '../usage/usageLedger.js';
+import type { UsageLedger } from '../usage/usageLedger.js';
 import { authFailure } from './authFailures.js';
 import { presentedKeyText } from './credentials.js';
 import { isJwtShaped, toWellFormedKey } from './keyFormat.js';
@@ -12,8 +12,8 @@ import type { Authenticator, PresentedCredentials, Principal } from './principal
 import { principalFor } from './principalFor.js';
 import { type CachedVerification, createVerificationCache } from './verificationCache.js';
 
-/** A verification and which of this instance's calls its `used` includes. */
-type Answer = Pick<CachedVerification, 'verification' | 'marks'>;
+/** A verification and the gateway's acknowledged calls its `used` surely includes. */
+type Answer = Pick<CachedVerification, 'verification' | 'acknowledgedBefore'>;
 
 /**
  * API keys checked against the key service, the one source of truth.
@@ -24,16 +24,11 @@ type Answer = Pick<CachedVerification, 'verification' | 'marks'>;
  * otherwise every request is verified. The service failing means 503 (an UpstreamError),
  * never a 401 and never a pass.
  *
- * The ceiling: the ledger checks a verification's `used` plus every call admitted that the
- * snapshot does not surely include (in flight ones too) and counts the call in one step,
- * so concurrent requests can never share a place under the ceiling: in memory on one
- * instance, in one Redis count shared by every instance when Redis is configured.
- * When only calls of unknown inclusion (a usage batch crossing the verify) decide a
- * refusal, the service is asked once more after they settle; when the shared count has no
- * verification of the period yet, it is asked at once. Usage the gateway's own count does
- * not hold reaches us only through `used`: an organization with a ceiling is re-verified
- * once its entry is older than `usageFreshnessMs`, and on every request within
- * `nearCeilingMargin` calls of it.
+ * The ceiling is admission's check (src/usage/README.md); authentication says who is
+ * calling and hands over its verification's usage, with the acknowledged calls counted
+ * before the verify was sent (all in `used`). Usage the gateway's own count does not hold
+ * reaches us only through `used`: an organization with a ceiling is verified again once
+ * its entry is older than `usageFreshnessMs`, and on every request while near it.
  *
  * An entry past its freshness but within `staleMs` is still served while the stream is
  * alive and the organization is not near its ceiling, and refreshed in the background.
@@ -52,10 +47,6 @@ export interface KeyAuthenticatorCacheOptions {
   unknownTtlMs: number;
   /** Age beyond which an organization with a ceiling is verified again. Default 5 s. */
   usageFreshnessMs: number;
-  /** Headroom (calls) below which an organization with a ceiling is verified on every request. Default 100. */
-  nearCeilingMargin: number;
-  /** How long a refusal that calls of unknown inclusion decide waits for them before asking again. Default 1 s. */
-  settleMs: number;
 }
 
 export interface KeyAuthenticatorOptions {
@@ -63,8 +54,8 @@ export interface KeyAuthenticatorOptions {
   keyService: Pick<KeyServiceClient, 'followEvents'> & {
     verify(keyHash: string, lane?: 'refresh'): Promise<Verification | null>;
   };
-  /** The calls counted against the ceiling (this instance's, or every instance's in Redis), shared with the usage buffer. */
-  ledger: UsageLedger;
+  /** The calls counted against the ceiling: read before each verify. */
+  ledger: Pick<UsageLedger, 'beforeVerify' | 'isNearCeiling'>;
   now: () => Date;
   logger: Logger;
   cache?: Partial<KeyAuthenticatorCacheOptions>;
@@ -84,8 +75,6 @@ const DEFAULT_CACHE: KeyAuthenticatorCacheOptions = {
   unknownMax: 10_000,
   unknownTtlMs: 10_000,
   usageFreshnessMs: 5_000,
-  nearCeilingMargin: 100,
-  settleMs: 1_000,
 };
 
 type Usability = 'fresh' | 'stale' | 'unusable';
@@ -96,10 +85,8 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
   const cache = createVerificationCache({ ...settings, ttlMs: settings.ttlMs + settings.staleMs, now });
   /** Verifications on their way, shared by concurrent requests for the same hash. */
   const inFlight = new Map<string, Promise<Answer | null>>();
-  /** Verifications asked again to settle a refusal, shared the same way. */
-  const confirming = new Map<string, Promise<Answer | null>>();
   let stream: KeyEventStream | undefined;
-  /** The organization of each key verified lately: a shared count marks a snapshot by organization before the verify. */
+  /** The organization of each key verified lately: a shared count is read by organization before the verify. */
   const organizationOfKey = new LRUCache<string, string>({ max: settings.max });
 
   const following = () => stream?.isConnected() ?? false;
@@ -109,13 +96,11 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       case 'key.revoked':
         cache.dropKey(event.keyHash);
         inFlight.delete(event.keyHash);
-        confirming.delete(event.keyHash);
         logger.info({ keyId: event.keyId, organizationId: event.organizationId }, 'key revoked: verification dropped');
         return;
       case 'organization.updated':
         cache.dropOrganization(event.organizationId);
         inFlight.clear();
-        confirming.clear();
         logger.info({ organizationId: event.organizationId }, 'organization updated: verifications dropped');
         return;
       case 'reset':
@@ -138,7 +123,6 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
   function forgetEverything(): void {
     cache.clear();
     inFlight.clear();
-    confirming.clear();
   }
 
   function usability(entry: CachedVerification): Usability {
@@ -150,34 +134,34 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     if (ceiling === null) return age <= settings.ttlMs ? 'fresh' : 'stale';
     // A new period starts a new count: only the service knows it.
     if (nowMs >= periodEnd.getTime()) return 'unusable';
-    if (ledger.headroom(organization.id, { used, ceiling, periodEnd }, entry.marks) <= settings.nearCeilingMargin)
-      return 'unusable';
+    if (ceiling - used <= NEAR_CEILING_MARGIN || ledger.isNearCeiling(organization.id)) return 'unusable';
     return age <= settings.usageFreshnessMs ? 'fresh' : 'stale';
   }
 
-  async function verifyAndRemember(keyHash: string, lane?: 'refresh'): Promise<Answer | null> {
+  async function verifyAndRemember(keyHash: string, lane?: 'refresh', organizationId?: string): Promise<Answer | null> {
     const generation = cache.generation();
     const cacheable = following();
-    const opening = ledger.openSnapshot(organizationOfKey.get(keyHash));
-    // A shared count reads what is surely included before the verify is sent: the verify waits for it.
-    const window = opening instanceof Promise ? await opening : opening;
+    const sent = await ledger.beforeVerify(organizationId ?? organizationOfKey.get(keyHash));
     let verification: Verification | null;
     try {
       verification = await keyService.verify(keyHash, lane);
-    } catch (err: unknown) {
-      window.discard();
-      throw err;
+    } finally {
+      sent.end();
     }
     // Unknown hashes are remembered even without the stream: no event would ever announce a
     // key's creation, and a new key's text cannot have been presented before it existed.
     if (verification === null) {
-      window.discard();
       cache.rememberUnknown(keyHash, generation);
       return null;
     }
     const { organization } = verification;
     organizationOfKey.set(keyHash, organization.id);
-    const answer: Answer = { verification, marks: await window.close(organization.id, organization.usage) };
+    const acknowledgedBefore = sent.acknowledgedFor(organization.id);
+    if (acknowledgedBefore === null && organization.usage.ceiling !== null && organizationId === undefined) {
+      // The shared count could not be read without knowing whose key it was: asked again, knowing it.
+      return verifyAndRemember(keyHash, lane, organization.id);
+    }
+    const answer: Answer = { verification, acknowledgedBefore: acknowledgedBefore ?? 0 };
     if (cacheable && following()) cache.remember(keyHash, answer, generation);
     return answer;
   }
@@ -211,30 +195,6 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     return shared(inFlight, keyHash);
   }
 
-  /** Checks the ceiling against this answer and counts the call (synchronously when the ledger can). */
-  function claimFor({ verification, marks }: Answer): ClaimOutcome | Promise<ClaimOutcome> {
-    const { organization } = verification;
-    return ledger.claim({
-      organizationId: organization.id,
-      usage: organization.usage,
-      marks,
-      nearCeilingMargin: settings.nearCeilingMargin,
-    });
-  }
-
-  /**
-   * Asks again: at once when the shared count lacks this period's verification, else once the
-   * calls in doubt are acknowledged (or the wait ends), so the answer includes them.
-   */
-  async function confirm(
-    keyHash: string,
-    organizationId: string,
-    refusal: 'inDoubt' | 'unseeded',
-  ): Promise<Answer | null> {
-    if (refusal === 'inDoubt') await ledger.settled(organizationId, settings.settleMs);
-    return shared(confirming, keyHash);
-  }
-
   return {
     async authenticate(credentials: PresentedCredentials): Promise<Principal> {
       const text = presentedKeyText(credentials);
@@ -245,22 +205,11 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       const answer = await answerFor(key.keyHash);
       // A refusal is logged once, on the request's own line (prefix and reason).
       if (answer === null) return principalFor(null, key, now());
-      // Who the caller is and what it may do come first; the ceiling is the last check.
-      let principal = principalFor(answer.verification, key, now());
-      const claiming = claimFor(answer);
-      let outcome = claiming instanceof Promise ? await claiming : claiming;
-      if ('refusal' in outcome && outcome.refusal !== 'refused') {
-        const again = await confirm(key.keyHash, answer.verification.organization.id, outcome.refusal);
-        if (again === null) return principalFor(null, key, now());
-        principal = principalFor(again.verification, key, now());
-        outcome = await claimFor(again);
-      }
-      if ('refusal' in outcome && outcome.refusal === 'unseeded') {
-        // The period's count was started over again meanwhile (another instance saw a new period): retry soon.
-        throw new UpstreamError('key-service', 'throttled', 'usage count of this period not seeded yet', 1);
-      }
-      if ('refusal' in outcome) throw authFailure('usage_ceiling_reached');
-      return { ...principal, admission: outcome.admission };
+      const principal = principalFor(answer.verification, key, now());
+      return {
+        ...principal,
+        usage: { ...answer.verification.organization.usage, acknowledgedBefore: answer.acknowledgedBefore },
+      };
     },
 
     start() {

@@ -1,4 +1,4 @@
-import type { Admission } from '../usage/usageLedger.js';
+import type { CallerUsage } from '../limits/admission.js';
 
 /** Who is calling: known only after the key has been verified. */
 export interface Principal {
@@ -6,8 +6,8 @@ export interface Principal {
   readonly keyId: string;
   /** `atl_` + 8 characters: the only part of a key that may be logged. */
   readonly keyPrefix: string;
-  /** The call's place under the organization's ceiling: released when the call is not counted. */
-  readonly admission?: Admission;
+  /** The organization's usage as its verification reported it: admission checks the ceiling against it. */
+  readonly usage?: CallerUsage;
 }
 
 /** The credentials a request presented, as raw header values. */

@@ -1,5 +1,4 @@
 import type { Verification } from '../upstream/keyServiceContract.js';
-import { ceilingReached } from '../usage/usageLedger.js';
 import { authFailure } from './authFailures.js';
 import type { WellFormedKey } from './keyFormat.js';
 import type { Principal } from './principal.js';
@@ -14,8 +13,8 @@ export const REQUIRED_PERMISSION = 'read';
  * What the key service said about a key → the caller, or the refusal (spec 3.1, 5.2, 5.3).
  * Order: who you are (401) before what you may do (403). A revoked key answers exactly
  * as an unknown one, whether or not it has also expired. The ceiling here is the key
- * service's own `used >= ceiling`; the calls it does not include yet are the ledger's
- * check, made after this one (UsageLedger.claim).
+ * service's own `used >= ceiling`; the calls it does not include yet are admission's
+ * check, made after this one.
  */
 export function principalFor(verification: Verification | null, key: WellFormedKey, now: Date): Principal {
   if (verification === null || verification.key.revokedAt !== null) throw authFailure('invalid_key');
@@ -23,6 +22,7 @@ export function principalFor(verification: Verification | null, key: WellFormedK
   if (record.expiresAt.getTime() <= now.getTime()) throw authFailure('expired_key');
   if (!record.permissions.includes(REQUIRED_PERMISSION)) throw authFailure('missing_permission');
   if (!ELIGIBLE_PLANS.has(organization.plan)) throw authFailure('plan_not_eligible');
-  if (ceilingReached(organization.usage, 0)) throw authFailure('usage_ceiling_reached');
+  const { used, ceiling } = organization.usage;
+  if (ceiling !== null && used >= ceiling) throw authFailure('usage_ceiling_reached');
   return { organizationId: record.organizationId, keyId: record.id, keyPrefix: key.prefix };
 }

@@ -1,6 +1,5 @@
 import { LRUCache } from 'lru-cache';
 import type { Verification } from '../upstream/keyServiceContract.js';
-import type { SnapshotMarks } from '../usage/usageLedger.js';
 
 /**
  * Recent key-service answers, by key hash: verifications (bounded, short-lived) and
@@ -16,8 +15,8 @@ export interface CachedVerification {
   readonly verification: Verification;
   /** When it was fetched, in the authenticator's clock (ms). */
   readonly fetchedAt: number;
-  /** Which of this instance's calls its `used` includes. */
-  readonly marks: SnapshotMarks;
+  /** The gateway's acknowledged calls counted before the verify was sent: all in its `used`. */
+  readonly acknowledgedBefore: number;
 }
 
 export interface VerificationCacheOptions {

@@ -4,10 +4,9 @@ import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator, type KeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
-import type { RequestLimiter } from '../../src/limits/requestLimiter.js';
+import type { Admission } from '../../src/limits/admission.js';
 import { createKeyServiceClient, type KeyServiceCall } from '../../src/upstream/keyServiceClient.js';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
-import { FIXED_NOW, fakeServices, PLATFORM_URL, unlimitedLimiter } from '../support/fakeServices.js';
+import { FIXED_NOW, fakeServices, PLATFORM_URL, testLedger, unlimitedAdmission } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { keyHashOf, testKey, type VerifyAnswerOverrides, verifyAnswer } from '../support/keys.js';
 import { EMPTY_KEYWORDS } from '../support/platformAnswers.js';
@@ -51,20 +50,21 @@ export function useAuthenticatedApp() {
     });
     const keyAuthenticator = createKeyAuthenticator({
       keyService,
-      ledger: createUsageLedger(),
+      ledger: testLedger(),
       now: () => FIXED_NOW,
       logger: pino({ level: 'silent' }),
     });
-    const limiter: RequestLimiter = {
+    const limiter: Admission = {
       async take(organizationId) {
         limiterCalls.push(organizationId);
-        return unlimitedLimiter().take(organizationId, 0);
+        return unlimitedAdmission().take(organizationId, 0);
       },
+      available: () => true,
       async close() {},
     };
     return {
       authenticator: keyAuthenticator,
-      server: await listen(createApp(fakeServices({ authenticator: keyAuthenticator, limiter }))),
+      server: await listen(createApp(fakeServices({ authenticator: keyAuthenticator, admission: limiter }))),
     };
   }
 

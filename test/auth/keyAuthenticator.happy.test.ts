@@ -8,9 +8,9 @@ describe('keyAuthenticator: who is let in, and how verifications are reused', ()
   describe('key states (spec 3.1)', () => {
     it('lets an active key in as its own organization, named by prefix', async () => {
       t.service.answer(KEY, { key: { organizationId: 'org_7Hq2', id: 'key_1' } });
-      const { admission, ...principal } = await t.authenticator.authenticate(bearer(KEY));
+      const { usage, ...principal } = await t.authenticator.authenticate(bearer(KEY));
       assert.deepEqual(principal, { organizationId: 'org_7Hq2', keyId: 'key_1', keyPrefix: keyPrefixOf(KEY) });
-      assert.ok(admission, 'the call holds a place under the ceiling');
+      assert.ok(usage, "the principal carries its verification's usage, for admission");
       assert.equal(t.service.calls, 1);
     });
   });

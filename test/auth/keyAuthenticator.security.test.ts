@@ -92,6 +92,8 @@ describe('keyAuthenticator: revocation, organizations kept apart, keys kept out 
       t.service.connect();
       const release = t.service.hold();
       const first = t.authenticator.authenticate(bearer(KEY));
+      // Once the verify is on its way (the ceiling's count is read first):
+      await new Promise((resolve) => setImmediate(resolve));
       t.service.answer(KEY, { key: { id: 'key_1', revokedAt: '2026-11-21T12:00:00.000Z' } });
       t.service.emit({
         type: 'key.revoked',

@@ -2,51 +2,38 @@ import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { createKeyAuthenticator, type KeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { toApiError } from '../../src/errors.js';
-import {
-  type ClaimOutcome,
-  createUsageLedger,
-  type LocalUsageLedger,
-  type UsageLedger,
-} from '../../src/usage/usageLedger.js';
+import { LimiterUnavailable } from '../../src/limits/admission.js';
+import type { UsageLedger } from '../../src/usage/usageLedger.js';
 import { FIXED_NOW } from '../support/fakeServices.js';
-import { bearer, controlledKeyService, KEY, refusedWith } from './keyAuthenticatorHarness.js';
+import { bearer, controlledKeyService, KEY } from './keyAuthenticatorHarness.js';
 
 /**
- * The authenticator over a ledger whose claims answer asynchronously, as the one shared
- * through Redis does: what it does with each outcome of a claim.
+ * The authenticator over a count that, like the one shared through Redis, can only be read
+ * for an organization known before the verify is sent: what it hands to admission.
  */
 
-type Outcome = 'admitted' | 'refused' | 'inDoubt' | 'unseeded';
-
-/** A ledger that answers claims with the outcomes given, in order, and notes what it was asked. */
-function scriptedLedger(outcomes: Outcome[]) {
-  const local: LocalUsageLedger = createUsageLedger();
-  const seen = { snapshotsFor: [] as Array<string | undefined>, claims: 0, settled: 0 };
-  const ledger: UsageLedger = {
-    ...local,
-    openSnapshot(organizationId) {
-      seen.snapshotsFor.push(organizationId);
-      return local.openSnapshot(organizationId);
+/** A shared count holding `acknowledged` calls of org_s; notes for which organization it was read. */
+function sharedCount(acknowledged: number, down = false) {
+  const readFor: Array<string | undefined> = [];
+  const ledger: Pick<UsageLedger, 'beforeVerify' | 'isNearCeiling'> = {
+    async beforeVerify(organizationId) {
+      readFor.push(organizationId);
+      if (down) throw new LimiterUnavailable({ limit: 10, windowSeconds: 60 }, { cause: new Error('redis down') });
+      return {
+        acknowledgedFor: (answered) => (organizationId === answered ? acknowledged : null),
+        end() {},
+      };
     },
-    async claim(request): Promise<ClaimOutcome> {
-      seen.claims += 1;
-      const outcome = outcomes.shift() ?? 'admitted';
-      await Promise.resolve();
-      if (outcome === 'admitted') return { admission: local.admit(request.organizationId, false) };
-      return { refusal: outcome };
-    },
-    async settled() {
-      seen.settled += 1;
-    },
+    isNearCeiling: () => false,
   };
-  return { ledger, seen };
+  return { ledger, readFor };
 }
 
-describe('keyAuthenticator over a ledger that answers asynchronously (shared count)', () => {
+describe('keyAuthenticator over a count read by organization (shared through Redis)', () => {
   let service: ReturnType<typeof controlledKeyService>;
   let authenticator: KeyAuthenticator | undefined;
 
-  const build = (ledger: UsageLedger): KeyAuthenticator => {
+  const build = (ledger: Pick<UsageLedger, 'beforeVerify' | 'isNearCeiling'>): KeyAuthenticator => {
     authenticator = createKeyAuthenticator({
       keyService: service.client,
       ledger,
@@ -64,44 +51,36 @@ describe('keyAuthenticator over a ledger that answers asynchronously (shared cou
     await authenticator?.close();
   });
 
-  it('admits with the place the ledger gave', async () => {
-    const { ledger, seen } = scriptedLedger(['admitted']);
+  it('verifies a key it has not seen once more, knowing its organization, and hands over that reading', async () => {
+    const { ledger, readFor } = sharedCount(7);
     const principal = await build(ledger).authenticate(bearer(KEY));
-    assert.ok(principal.admission);
-    assert.equal(seen.claims, 1);
-  });
-
-  it('verifies again, knowing the organization, when the shared count has no verification of the period', async () => {
-    const { ledger, seen } = scriptedLedger(['unseeded', 'admitted']);
-    const principal = await build(ledger).authenticate(bearer(KEY));
-    assert.ok(principal.admission);
     assert.equal(service.calls, 2);
-    // The first verify could not know whose key it was; the second marks that organization's count.
-    assert.deepEqual(seen.snapshotsFor, [undefined, 'org_s']);
-    assert.equal(seen.settled, 0);
+    assert.deepEqual(readFor, [undefined, 'org_s']);
+    assert.equal(principal.usage?.acknowledgedBefore, 7);
+    assert.equal(principal.usage?.ceiling, 1000);
+    // Seen now: one verify, read for its organization first.
+    await build(ledger).authenticate(bearer(KEY));
   });
 
-  it('answers 503 to retry, not a ceiling refusal, when the count is still not seeded after verifying again', async () => {
-    const { ledger } = scriptedLedger(['unseeded', 'unseeded']);
-    await assert.rejects(build(ledger).authenticate(bearer(KEY)), (err: unknown) => {
+  it('verifies once for an organization without a ceiling: nothing to read', async () => {
+    service.answer(KEY, { key: { organizationId: 'org_s' }, usage: { ceiling: null } });
+    const { ledger } = sharedCount(7);
+    const principal = await build(ledger).authenticate(bearer(KEY));
+    assert.equal(service.calls, 1);
+    assert.equal(principal.usage?.ceiling, null);
+  });
+
+  it('answers 503 limiter_unavailable, not key_service_unavailable, when the count cannot be read', async () => {
+    const { ledger } = sharedCount(0);
+    await build(ledger).authenticate(bearer(KEY)); // the organization is known from now on
+    const down = sharedCount(0, true);
+    await assert.rejects(build(down.ledger).authenticate(bearer(KEY)), (err: unknown) => {
       const answered = toApiError(err);
       assert.equal(answered.status, 503);
-      assert.equal(answered.reason, 'key_service_unavailable');
+      assert.equal(answered.reason, 'limiter_unavailable');
       assert.ok(Number(answered.headers['Retry-After']) > 0);
       return true;
     });
-  });
-
-  it('waits for the calls in doubt and verifies again before refusing', async () => {
-    const { ledger, seen } = scriptedLedger(['inDoubt', 'admitted']);
-    const principal = await build(ledger).authenticate(bearer(KEY));
-    assert.ok(principal.admission);
-    assert.equal(seen.settled, 1);
-    assert.equal(service.calls, 2);
-  });
-
-  it('refuses 403 usage_ceiling_reached when the ledger finds no room', async () => {
-    const { ledger } = scriptedLedger(['refused']);
-    await assert.rejects(build(ledger).authenticate(bearer(KEY)), refusedWith(403, 'usage_ceiling_reached'));
+    assert.equal(down.readFor.length, 1);
   });
 });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import { authFailure } from '../../src/auth/authFailures.js';
 import {
   createKeyAuthenticator,
   type KeyAuthenticator,
@@ -8,9 +9,11 @@ import {
 } from '../../src/auth/keyAuthenticator.js';
 import type { PresentedCredentials } from '../../src/auth/principal.js';
 import { ApiError, type UpstreamError } from '../../src/errors.js';
+import type { Admission } from '../../src/limits/admission.js';
+import { createLocalAdmission } from '../../src/limits/localAdmission.js';
 import type { KeyServiceClient } from '../../src/upstream/keyServiceClient.js';
 import type { KeyEventHandlers, KeyServiceEvent, Verification } from '../../src/upstream/keyServiceContract.js';
-import { type Admission, createUsageLedger, type LocalUsageLedger } from '../../src/usage/usageLedger.js';
+import type { UsageLedger } from '../../src/usage/usageLedger.js';
 import { FIXED_NOW } from '../support/fakeServices.js';
 import {
   keyHashOf,
@@ -117,10 +120,13 @@ export const refusedWith = (status: number, reason: string) => (err: unknown) =>
   return true;
 };
 
-/** One authenticator per test, over the controlled key service, a settable clock and pending usage. */
+/**
+ * One authenticator per test, over the controlled key service, a settable clock and pending
+ * usage. Its `authenticate` is followed by the admission step's ceiling check, as in the app.
+ */
 export interface AuthenticatorUnderTest {
   nowMs: number;
-  ledger: LocalUsageLedger;
+  admission: Admission & { readonly ledger: UsageLedger };
   /** Makes `calls` of the organization admitted here and not yet acknowledged. */
   setPending(organizationId: string, calls: number): void;
   service: ReturnType<typeof controlledKeyService>;
@@ -132,12 +138,12 @@ export interface AuthenticatorUnderTest {
 /** Registers the per-test setup in the calling describe; no log line may hold a whole key. */
 export function useKeyAuthenticator(): AuthenticatorUnderTest {
   const t = {} as AuthenticatorUnderTest;
-  const admitted = new Map<string, Admission[]>();
+  const pending = new Map<string, number>();
   t.setPending = (organizationId, calls) => {
-    const list = admitted.get(organizationId) ?? [];
-    while (list.length > calls) list.pop()?.release();
-    while (list.length < calls) list.push(t.ledger.admit(organizationId, false));
-    admitted.set(organizationId, list);
+    const change = calls - (pending.get(organizationId) ?? 0);
+    if (change > 0) t.admission.ledger.adopted(organizationId, change);
+    if (change < 0) t.admission.ledger.dropped(organizationId, -change);
+    pending.set(organizationId, calls);
   };
   t.build = (cache = {}) => {
     const sink = new Writable({
@@ -146,19 +152,28 @@ export function useKeyAuthenticator(): AuthenticatorUnderTest {
         callback();
       },
     });
-    return createKeyAuthenticator({
+    const authenticator = createKeyAuthenticator({
       keyService: t.service.client,
-      ledger: t.ledger,
+      ledger: t.admission.ledger,
       now: () => new Date(t.nowMs),
       logger: pino({ level: 'debug' }, sink),
       cache,
     });
+    return {
+      ...authenticator,
+      async authenticate(credentials) {
+        const principal = await authenticator.authenticate(credentials);
+        const grant = await t.admission.take(principal.organizationId, t.nowMs, principal.usage);
+        if (grant.ceilingReached) throw authFailure('usage_ceiling_reached');
+        return principal;
+      },
+    };
   };
 
   beforeEach(() => {
     t.nowMs = FIXED_NOW.getTime();
-    t.ledger = createUsageLedger();
-    admitted.clear();
+    t.admission = createLocalAdmission({ requests: 1_000_000, windowSeconds: 60 });
+    pending.clear();
     t.service = controlledKeyService();
     t.logLines = [];
     t.authenticator = t.build();

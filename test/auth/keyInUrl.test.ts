@@ -6,8 +6,7 @@ import { withFailedKeyBudget } from '../../src/auth/failedKeyBudget.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { urlHoldsKey } from '../../src/auth/keyInUrl.js';
 import type { Verification } from '../../src/upstream/keyServiceContract.js';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
-import { FIXED_NOW, fakeServices } from '../support/fakeServices.js';
+import { FIXED_NOW, fakeServices, testLedger } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { keyHashOf, testKey } from '../support/keys.js';
 import { mutableClock } from '../support/mutableClock.js';
@@ -72,7 +71,7 @@ function authenticatorKnowingNoKey(verified: string[], now: () => Date, logger: 
       },
       followEvents: () => ({ isConnected: () => false, close: async () => {} }),
     },
-    ledger: createUsageLedger(),
+    ledger: testLedger(),
     now,
     logger,
   });

@@ -5,10 +5,9 @@ import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator, type KeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { eventually } from '../support/eventually.js';
 import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
-import { FIXED_NOW, fakeServices, PLATFORM_URL } from '../support/fakeServices.js';
+import { FIXED_NOW, fakeServices, PLATFORM_URL, testLedger } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { testKey, verifyAnswer } from '../support/keys.js';
 import { EMPTY_KEYWORDS } from '../support/platformAnswers.js';
@@ -52,7 +51,7 @@ describe('revocation through the event stream', () => {
         timeoutMs: 2000,
         events: { reconnectDelayMs: 10, maxReconnectDelayMs: 40 },
       }),
-      ledger: createUsageLedger(),
+      ledger: testLedger(),
       now: () => FIXED_NOW,
       logger: pino({ level: 'info' }, sink),
     });

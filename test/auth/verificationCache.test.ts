@@ -22,7 +22,7 @@ function verificationOf(organizationId: string): Verification {
 
 const answerOf = (organizationId: string) => ({
   verification: verificationOf(organizationId),
-  marks: { surelyIncluded: 0, maybeIncluded: 0 },
+  acknowledgedBefore: 0,
 });
 
 describe('verificationCache', () => {

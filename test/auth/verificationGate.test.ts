@@ -5,8 +5,7 @@ import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { createVerificationGate, type Verify } from '../../src/auth/verificationGate.js';
 import { toApiError, UpstreamError } from '../../src/errors.js';
 import type { Verification } from '../../src/upstream/keyServiceContract.js';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
-import { FIXED_NOW, fakeServices } from '../support/fakeServices.js';
+import { FIXED_NOW, fakeServices, testLedger } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { testKey } from '../support/keys.js';
 
@@ -162,7 +161,7 @@ describe('verification gate (bounded verify calls to the key service)', () => {
           verify: createVerificationGate(service.verify, { maxConcurrent: 3, maxWaiting: 5 }).verify,
           followEvents: () => ({ isConnected: () => false, close: async () => {} }),
         },
-        ledger: createUsageLedger(),
+        ledger: testLedger(),
         now: () => FIXED_NOW,
         logger: pino({ level: 'silent' }),
       });

@@ -10,8 +10,7 @@ import { UpstreamError } from '../../src/errors.js';
 import { REFUSAL_DELAY_MS } from '../../src/http/refusalDelay.js';
 import { createRefusalLog } from '../../src/http/refusalLog.js';
 import type { Verification } from '../../src/upstream/keyServiceContract.js';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
-import { fakeServices } from '../support/fakeServices.js';
+import { fakeServices, testLedger } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { keyHashOf, testKey } from '../support/keys.js';
 import { keywordsData, stubPlatform } from '../support/platformAnswers.js';
@@ -50,7 +49,7 @@ function authStack(
       verify: (keyHash) => gate.verify(keyHash),
       followEvents: () => ({ isConnected: () => following, close: async () => {} }),
     },
-    ledger: createUsageLedger(),
+    ledger: testLedger(),
     now: () => new Date(),
     logger,
   });

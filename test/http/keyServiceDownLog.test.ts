@@ -6,8 +6,7 @@ import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator, type KeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
-import { FIXED_NOW, fakeServices } from '../support/fakeServices.js';
+import { FIXED_NOW, fakeServices, testLedger } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { keyHashOf, keyPrefixOf, testKey } from '../support/keys.js';
 
@@ -29,7 +28,7 @@ describe('the log of a 503 from a key service that is down', () => {
     const logger = pino({ level: 'info' }, { write: (line: string) => written.push(line) });
     const authenticator = createKeyAuthenticator({
       keyService: createKeyServiceClient({ url: keyServiceUrl, token: 'key-service-token', timeoutMs: 100 }),
-      ledger: createUsageLedger(),
+      ledger: testLedger(),
       now: () => FIXED_NOW,
       logger,
     });

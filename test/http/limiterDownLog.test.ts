@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
-import { LimiterUnavailable, type RequestLimiter } from '../../src/limits/requestLimiter.js';
+import { type Admission, LimiterUnavailable } from '../../src/limits/admission.js';
 import { fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 
@@ -14,13 +14,14 @@ describe('the log of a 503 from a limiter that cannot enforce', () => {
   it('one request line per refused request with the reason, no stack, from 50 concurrent callers', async () => {
     const written: string[] = [];
     const logger = pino({ level: 'info' }, { write: (line: string) => written.push(line) });
-    const downLimiter: RequestLimiter = {
+    const downLimiter: Admission = {
       take: async () => {
         throw new LimiterUnavailable({ limit: 600, windowSeconds: 60 }, { cause: new Error('Connection is closed.') });
       },
+      available: () => false,
       close: async () => {},
     };
-    const server = await listen(createApp(fakeServices({ logger, limiter: downLimiter })));
+    const server = await listen(createApp(fakeServices({ logger, admission: downLimiter })));
     try {
       const answers = await Promise.all(
         Array.from({ length: 50 }, () =>

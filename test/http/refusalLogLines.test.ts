@@ -3,10 +3,9 @@ import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator, type KeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
-import type { RequestLimiter } from '../../src/limits/requestLimiter.js';
+import type { Admission } from '../../src/limits/admission.js';
 import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
-import { FIXED_NOW, fakeServices } from '../support/fakeServices.js';
+import { asGrant, FIXED_NOW, fakeServices, testLedger } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { keyHashOf, keyPrefixOf, testKey, verifyAnswer } from '../support/keys.js';
 
@@ -32,19 +31,20 @@ describe('the log line of each refusal', () => {
     const logger = pino({ level: 'info' }, { write: (line: string) => written.push(line) });
     authenticator = createKeyAuthenticator({
       keyService: createKeyServiceClient({ url: KEY_SERVICE, token: 'key-service-token', timeoutMs: 5000 }),
-      ledger: createUsageLedger(),
+      ledger: testLedger(),
       now: () => FIXED_NOW,
       logger,
     });
     // org_limited has used its allowance; everyone else is allowed.
-    const limiter: RequestLimiter = {
+    const limiter: Admission = {
       async take(organizationId) {
         const allowed = organizationId !== 'org_limited';
-        return { allowed, limit: 10, remaining: allowed ? 9 : 0, resetSeconds: 30, windowSeconds: 60 };
+        return asGrant({ allowed, limit: 10, remaining: allowed ? 9 : 0, resetSeconds: 30, windowSeconds: 60 });
       },
+      available: () => true,
       async close() {},
     };
-    server = await listen(createApp(fakeServices({ logger, authenticator, limiter })));
+    server = await listen(createApp(fakeServices({ logger, authenticator, admission: limiter })));
   });
   after(async () => {
     await authenticator.close();

@@ -1,6 +1,6 @@
 import { createApp } from '../../src/app.js';
 import type { Authenticator } from '../../src/auth/principal.js';
-import type { RequestLimiter } from '../../src/limits/requestLimiter.js';
+import type { Admission } from '../../src/limits/admission.js';
 import { fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { keywordsData, stubPlatform } from '../support/platformAnswers.js';
@@ -20,15 +20,17 @@ export interface LimitedGateways {
 }
 
 /** One app per limiter, each served over real HTTP, as separate gateway instances would be. */
-export async function serveLimitedGateways(
-  limiters: readonly RequestLimiter[],
-  now: () => Date,
-): Promise<LimitedGateways> {
+export async function serveLimitedGateways(limiters: readonly Admission[], now: () => Date): Promise<LimitedGateways> {
   const servers = await Promise.all(
     limiters.map((limiter) =>
       listen(
         createApp(
-          fakeServices({ limiter, now, authenticator: anyOrganization, platform: stubPlatform(() => keywordsData()) }),
+          fakeServices({
+            admission: limiter,
+            now,
+            authenticator: anyOrganization,
+            platform: stubPlatform(() => keywordsData()),
+          }),
         ),
       ),
     ),

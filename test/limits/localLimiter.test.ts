@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createApp } from '../../src/app.js';
-import { createLocalRequestLimiter } from '../../src/limits/localRequestLimiter.js';
-import type { ManagedRequestLimiter } from '../../src/limits/requestLimiter.js';
+import type { Admission } from '../../src/limits/admission.js';
+import { createLocalAdmission } from '../../src/limits/localAdmission.js';
 import { fakeServices, recordingUsage } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { keywordsData, stubPlatform } from '../support/platformAnswers.js';
@@ -10,7 +10,7 @@ const WINDOW_START = Date.parse('2026-11-21T12:00:00.000Z'); // a multiple of 60
 
 describe('request limit without Redis (one process)', () => {
   let clock: number;
-  let limiter: ManagedRequestLimiter;
+  let limiter: Admission;
   let server: Awaited<ReturnType<typeof listen>>;
   const usage = recordingUsage();
 
@@ -20,10 +20,15 @@ describe('request limit without Redis (one process)', () => {
   beforeEach(async () => {
     clock = WINDOW_START + 15_000;
     usage.events.length = 0;
-    limiter = createLocalRequestLimiter({ requests: 3, windowSeconds: 60 });
+    limiter = createLocalAdmission({ requests: 3, windowSeconds: 60 });
     server = await listen(
       createApp(
-        fakeServices({ limiter, usage, now: () => new Date(clock), platform: stubPlatform(() => keywordsData()) }),
+        fakeServices({
+          admission: limiter,
+          usage,
+          now: () => new Date(clock),
+          platform: stubPlatform(() => keywordsData()),
+        }),
       ),
     );
   });
@@ -85,9 +90,14 @@ describe('request limit without Redis (one process)', () => {
     assert.equal(limiter.available(), true);
   });
 
-  it('answers plain calls synchronously: no promise, no timer on the hot path', () => {
-    const decision = limiter.take('org_plain', clock);
-    assert.ok(!(decision instanceof Promise));
-    assert.deepEqual(decision, { allowed: true, limit: 3, remaining: 2, resetSeconds: 45, windowSeconds: 60 });
+  it('decides in one synchronous check: no timer, no I/O on the hot path', async () => {
+    const timer = new Promise<'timer'>((resolve) => setImmediate(() => resolve('timer')));
+    const decision = await Promise.race([limiter.take('org_plain', clock), timer]);
+    assert.ok(decision !== 'timer', 'decided before any timer ran');
+    const { allowed, limit, remaining, resetSeconds, windowSeconds } = decision;
+    assert.deepEqual(
+      { allowed, limit, remaining, resetSeconds, windowSeconds },
+      { allowed: true, limit: 3, remaining: 2, resetSeconds: 45, windowSeconds: 60 },
+    );
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { createRedisRequestLimiter } from '../../src/limits/redisRequestLimiter.js';
-import type { ManagedRequestLimiter } from '../../src/limits/requestLimiter.js';
+import type { Admission } from '../../src/limits/admission.js';
+import { createRedisAdmission } from '../../src/limits/redisAdmission.js';
 import { closeRedis, connectRedis, type RedisConnection } from '../../src/redis/connectRedis.js';
 import { eventually } from '../support/eventually.js';
 import { skipWithoutRedis } from '../support/redisServer.js';
@@ -14,7 +14,7 @@ const silent = pino({ level: 'silent' });
 describe('request limit on a Redis cluster', () => {
   let cluster: RedisCluster;
   const connections: RedisConnection[] = [];
-  const limiters: ManagedRequestLimiter[] = [];
+  const limiters: Admission[] = [];
 
   before(async function () {
     skipWithoutRedis(this);
@@ -34,7 +34,7 @@ describe('request limit on a Redis cluster', () => {
         silent,
       );
       connections.push(redis);
-      limiters.push(createRedisRequestLimiter({ requests: allowance, windowSeconds: 60, redis, logger: silent }));
+      limiters.push(createRedisAdmission({ requests: allowance, windowSeconds: 60, redis, logger: silent }));
     }
     await eventually('every instance connected', () => limiters.every((limiter) => limiter.available()), 10_000);
     // Every node knows the whole slot map once each instance has been answered on each node.
@@ -83,7 +83,7 @@ describe('request limit on a Redis cluster', () => {
   });
 });
 
-async function servedEventually(limiter: ManagedRequestLimiter, organizationId: string): Promise<void> {
+async function servedEventually(limiter: Admission, organizationId: string): Promise<void> {
   const deadline = Date.now() + 10_000;
   for (;;) {
     try {

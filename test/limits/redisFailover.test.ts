@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { createRedisRequestLimiter } from '../../src/limits/redisRequestLimiter.js';
-import type { ManagedRequestLimiter } from '../../src/limits/requestLimiter.js';
+import type { Admission } from '../../src/limits/admission.js';
+import { createRedisAdmission } from '../../src/limits/redisAdmission.js';
 import { closeRedis, connectRedis, type RedisConnection } from '../../src/redis/connectRedis.js';
 import { eventually } from '../support/eventually.js';
 import { skipWithoutRedis } from '../support/redisServer.js';
@@ -15,7 +15,7 @@ const silent = pino({ level: 'silent' });
 describe('request limit on Redis with sentinels: the master killed under load', () => {
   let set: SentinelSet;
   const connections: RedisConnection[] = [];
-  const limiters: ManagedRequestLimiter[] = [];
+  const limiters: Admission[] = [];
   const watchers: Redis[] = [];
 
   before(async function () {
@@ -41,7 +41,7 @@ describe('request limit on Redis with sentinels: the master killed under load', 
         silent,
       );
       connections.push(redis);
-      limiters.push(createRedisRequestLimiter({ requests: allowance, windowSeconds: 60, redis, logger: silent }));
+      limiters.push(createRedisAdmission({ requests: allowance, windowSeconds: 60, redis, logger: silent }));
     }
     await eventually('every instance connected', () => limiters.every((limiter) => limiter.available()), 5000);
 

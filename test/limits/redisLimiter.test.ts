@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
-import { createRedisRequestLimiter } from '../../src/limits/redisRequestLimiter.js';
-import { type LimitDecision, LimiterUnavailable, type ManagedRequestLimiter } from '../../src/limits/requestLimiter.js';
+import { type Admission, type LimitDecision, LimiterUnavailable } from '../../src/limits/admission.js';
+import { createRedisAdmission } from '../../src/limits/redisAdmission.js';
 import { closeRedis, connectRedis, type RedisConnection } from '../../src/redis/connectRedis.js';
 import { eventually as eventuallyTrue } from '../support/eventually.js';
 import { fakeServices } from '../support/fakeServices.js';
@@ -20,13 +20,13 @@ describe('request limit on Redis (many instances)', () => {
   let redis: RedisServer;
   let clock: number;
   const connections: RedisConnection[] = [];
-  const limiters: ManagedRequestLimiter[] = [];
+  const limiters: Admission[] = [];
 
   /** One gateway instance's limiter, on its own connection as a separate process would have. */
-  const newLimiter = (requests = 3): ManagedRequestLimiter => {
+  const newLimiter = (requests = 3): Admission => {
     const connection = connectRedis({ kind: 'server', url: redis.url }, silent);
     connections.push(connection);
-    const limiter = createRedisRequestLimiter({ requests, windowSeconds: 60, redis: connection, logger: silent });
+    const limiter = createRedisAdmission({ requests, windowSeconds: 60, redis: connection, logger: silent });
     limiters.push(limiter);
     return limiter;
   };
@@ -35,10 +35,12 @@ describe('request limit on Redis (many instances)', () => {
     const stats = await withClient(redis.port, (client) => client.info('commandstats'));
     return [...stats.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
   };
-  const take = (limiter: ManagedRequestLimiter, organizationId: string) => limiter.take(organizationId, clock);
-  const serve = (limiter: ManagedRequestLimiter) =>
+  const take = (limiter: Admission, organizationId: string) => limiter.take(organizationId, clock);
+  const serve = (limiter: Admission) =>
     listen(
-      createApp(fakeServices({ limiter, now: () => new Date(clock), platform: stubPlatform(() => keywordsData()) })),
+      createApp(
+        fakeServices({ admission: limiter, now: () => new Date(clock), platform: stubPlatform(() => keywordsData()) }),
+      ),
     );
   const get = (url: string, token = 'key-org-a') =>
     fetch(`${url}/v1/api/keywords?site=example.com`, { headers: { authorization: `Bearer ${token}` } });
@@ -160,15 +162,18 @@ describe('request limit on Redis (many instances)', () => {
     assert.equal((await take(second, 'org_a')).allowed, true);
     assert.equal((await take(first, 'org_a')).allowed, false);
     clock = WINDOW_START + 60_000;
-    const fresh = await take(second, 'org_a');
-    assert.deepEqual(fresh, { allowed: true, limit: 2, remaining: 1, resetSeconds: 60, windowSeconds: 60 });
+    const { allowed, limit, remaining, resetSeconds, windowSeconds } = await take(second, 'org_a');
+    assert.deepEqual(
+      { allowed, limit, remaining, resetSeconds, windowSeconds },
+      { allowed: true, limit: 2, remaining: 1, resetSeconds: 60, windowSeconds: 60 },
+    );
   });
 
   it('keeps the window key only as long as the window, plus a margin for clock skew', async () => {
     const limiter = newLimiter(5);
     await connected(limiter);
     await take(limiter, 'org_a');
-    const ttl = Number((await redis.command('PTTL', `gateway:limit:{org_a}:${WINDOW_START / 60_000}`)).slice(1));
+    const ttl = Number((await redis.command('PTTL', `gateway:{org_a}:limit:${WINDOW_START / 60_000}`)).slice(1));
     assert.ok(ttl > 60_000 && ttl <= 70_000, `ttl ${ttl}`);
   });
 
@@ -311,7 +316,7 @@ describe('request limit on Redis (many instances)', () => {
 });
 
 /** Resolves once the limiter's connection is ready (a fresh one connects in a few ms). */
-function connected(limiter: ManagedRequestLimiter): Promise<void> {
+function connected(limiter: Admission): Promise<void> {
   return eventuallyTrue('the limiter connected', () => limiter.available(), 5000);
 }
 

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { createAnswerCache } from '../../src/cache/createAnswerCache.js';
-import { createLocalRequestLimiter } from '../../src/limits/localRequestLimiter.js';
+import { createLocalAdmission } from '../../src/limits/localAdmission.js';
 import { LOCAL_KEYS } from '../../src/local/seedAccounts.js';
 import { startLocalUpstreams } from '../../src/local/startLocalUpstreams.js';
 import type { RecordedExamples } from '../../src/openapi/recordedExamples.js';
@@ -10,7 +10,6 @@ import { createPlatformClient } from '../../src/platform/platformClient.js';
 import { PUBLIC_ROUTES } from '../../src/routes/publicRoutes.js';
 import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
 import { createUsageBuffer } from '../../src/usage/createUsageBuffer.js';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { listen } from '../support/http.js';
 import { tempDir } from '../support/tempDir.js';
 
@@ -63,7 +62,8 @@ export async function recordExamples(): Promise<RecordedExamples> {
   const timeoutMs = 5000;
   const platform = createPlatformClient({ ...local.platform, timeoutMs });
   const keyService = createKeyServiceClient({ ...local.keyService, timeoutMs });
-  const ledger = createUsageLedger();
+  const limiter = createLocalAdmission({ requests: 1000, windowSeconds: 60 });
+  const { ledger } = limiter;
   const usage = createUsageBuffer({ sink: keyService, logger, now, ledger });
   const authenticator = createKeyAuthenticator({
     keyService,
@@ -71,9 +71,8 @@ export async function recordExamples(): Promise<RecordedExamples> {
     now,
     logger,
   });
-  const limiter = createLocalRequestLimiter({ requests: 1000, windowSeconds: 60 });
   const cache = createAnswerCache({ ttlSeconds: 30, now });
-  const server = await listen(createApp({ logger, now, authenticator, limiter, cache, usage, platform }));
+  const server = await listen(createApp({ logger, now, authenticator, admission: limiter, cache, usage, platform }));
   let requests = 0;
   /** Each call's answer, grouped by status. */
   const record = async (path: string, calls: Call[]) => {

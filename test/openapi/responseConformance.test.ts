@@ -3,12 +3,12 @@ import nock from 'nock';
 import { createApp } from '../../src/app.js';
 import type { Authenticator, Principal } from '../../src/auth/principal.js';
 import { ApiError, UpstreamError } from '../../src/errors.js';
-import type { RequestLimiter } from '../../src/limits/requestLimiter.js';
+import type { Admission } from '../../src/limits/admission.js';
 import { buildOpenApiDocument } from '../../src/openapi/buildOpenApiDocument.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
 import { PUBLIC_ROUTES } from '../../src/routes/publicRoutes.js';
 import { listenHardened, rawExchange } from '../http/listenHardened.js';
-import { fakeServices, PLATFORM_TOKEN, PLATFORM_URL, unlimitedLimiter } from '../support/fakeServices.js';
+import { asGrant, fakeServices, PLATFORM_TOKEN, PLATFORM_URL, unlimitedAdmission } from '../support/fakeServices.js';
 import { DocumentConformance, documentedStatuses, type RealAnswer } from './documentConformance.js';
 import { ROUTE_FIXTURES, type RouteFixture } from './platformFixtures.js';
 
@@ -53,12 +53,12 @@ function scenarioAuthenticator(): Authenticator {
   };
 }
 
-function scenarioLimiter(): RequestLimiter {
-  const unlimited = unlimitedLimiter();
+function scenarioLimiter(): Admission {
+  const unlimited = unlimitedAdmission();
   return {
     async take(organizationId) {
       if (organizationId === 'org_limited') {
-        return { allowed: false, limit: 10, remaining: 0, resetSeconds: 42, windowSeconds: 60 };
+        return asGrant({ allowed: false, limit: 10, remaining: 0, resetSeconds: 42, windowSeconds: 60 });
       }
       if (organizationId === 'org_limiter_down') {
         throw new ApiError('SERVICE_UNAVAILABLE', 'The request limit cannot be enforced. Retry later.', {
@@ -68,6 +68,7 @@ function scenarioLimiter(): RequestLimiter {
       }
       return unlimited.take(organizationId, 0);
     },
+    available: () => true,
     async close() {},
   };
 }
@@ -85,7 +86,7 @@ describe('OpenAPI document: real answers conform', () => {
     const app = createApp(
       fakeServices({
         authenticator: scenarioAuthenticator(),
-        limiter: scenarioLimiter(),
+        admission: scenarioLimiter(),
         platform: createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 150 }),
       }),
     );

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
-import { createRedisRequestLimiter } from '../../src/limits/redisRequestLimiter.js';
+import { createRedisAdmission } from '../../src/limits/redisAdmission.js';
 import { closeRedis, connectRedis, type RedisConnection, redisReady } from '../../src/redis/connectRedis.js';
 import { eventually } from '../support/eventually.js';
 import { freePort, type RedisServer, skipWithoutRedis, startRedisServer } from '../support/redisServer.js';
@@ -46,7 +46,7 @@ describe('Redis with a password, an ACL user, sentinels with their own password,
     } catch {
       return false;
     }
-    const limiter = createRedisRequestLimiter({ requests: 10, windowSeconds: 60, redis: connection, logger: silent });
+    const limiter = createRedisAdmission({ requests: 10, windowSeconds: 60, redis: connection, logger: silent });
     const decision = await limiter.take('org_access', NOW);
     await limiter.close();
     return decision.allowed;

@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { createRedisRequestLimiter } from '../../src/limits/redisRequestLimiter.js';
-import { LimiterUnavailable, type ManagedRequestLimiter } from '../../src/limits/requestLimiter.js';
+import { type Admission, LimiterUnavailable } from '../../src/limits/admission.js';
+import { createRedisAdmission } from '../../src/limits/redisAdmission.js';
 import {
   closeRedis,
   connectRedis,
   REDIS_COMMAND_TIMEOUT_MS,
   type RedisConnection,
 } from '../../src/redis/connectRedis.js';
-import { createSharedUsageLedger } from '../../src/usage/sharedUsageLedger.js';
-import type { UsageLedger } from '../../src/usage/usageLedger.js';
 import { eventually } from '../support/eventually.js';
 import { type RedisServer, skipWithoutRedis, startRedisServer } from '../support/redisServer.js';
 
@@ -36,8 +34,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 describe('a Redis that stops answering (SIGSTOP): each call refused within the command timeout', () => {
   let redis: RedisServer;
   let connection: RedisConnection;
-  let limiter: ManagedRequestLimiter;
-  let ledger: UsageLedger;
+  let limiter: Admission;
 
   before(async function () {
     skipWithoutRedis(this);
@@ -45,14 +42,12 @@ describe('a Redis that stops answering (SIGSTOP): each call refused within the c
   });
   beforeEach(async () => {
     connection = connectRedis({ kind: 'server', url: redis.url }, silent);
-    limiter = createRedisRequestLimiter({ requests: 1000, windowSeconds: 60, redis: connection, logger: silent });
-    ledger = createSharedUsageLedger({ redis: connection, logger: silent });
+    limiter = createRedisAdmission({ requests: 1000, windowSeconds: 60, redis: connection, logger: silent });
     await eventually('connected', () => limiter.available());
   });
   afterEach(async () => {
     redis.resume();
     await limiter.close();
-    await ledger.close();
     closeRedis(connection);
   });
   after(async () => {
@@ -68,11 +63,11 @@ describe('a Redis that stops answering (SIGSTOP): each call refused within the c
     const [limited, claimed] = await Promise.all([
       timed(() => limiter.take('org_second', Date.now())),
       timed(() =>
-        ledger.claim({
-          organizationId: 'org_second',
-          usage: { used: 0, ceiling: 1000, periodEnd: new Date(Date.now() + 86_400_000) },
-          marks: { surelyIncluded: 0, maybeIncluded: 0 },
-          nearCeilingMargin: 100,
+        limiter.take('org_third', Date.now(), {
+          used: 0,
+          ceiling: 1000,
+          periodEnd: new Date(Date.now() + 86_400_000),
+          acknowledgedBefore: 0,
         }),
       ),
     ]);
@@ -90,7 +85,7 @@ describe('a Redis that stops answering (SIGSTOP): each call refused within the c
     await assert.rejects(async () => limiter.take('org_second', Date.now()), LimiterUnavailable);
     await first;
     redis.resume();
-    let decision: Awaited<ReturnType<ManagedRequestLimiter['take']>> | null = null;
+    let decision: Awaited<ReturnType<Admission['take']>> | null = null;
     const deadline = Date.now() + 5000;
     while (decision === null && Date.now() < deadline) {
       try {

@@ -2,9 +2,11 @@ import { pino } from 'pino';
 import { authFailure } from '../../src/auth/authFailures.js';
 import type { Authenticator, Principal } from '../../src/auth/principal.js';
 import { createAnswerCache } from '../../src/cache/createAnswerCache.js';
-import type { RequestLimiter } from '../../src/limits/requestLimiter.js';
+import type { Admission, Grant, LimitDecision } from '../../src/limits/admission.js';
+import { createLocalAdmission } from '../../src/limits/localAdmission.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
 import type { Services } from '../../src/services.js';
+import type { UsageLedger } from '../../src/usage/usageLedger.js';
 import type { UsageRecorder } from '../../src/usage/usageRecorder.js';
 
 export const PLATFORM_URL = 'http://platform.test/graphql';
@@ -28,13 +30,24 @@ export function fakeAuthenticator(): Authenticator {
   };
 }
 
-export function unlimitedLimiter(): RequestLimiter {
+export function unlimitedAdmission(): Admission {
   return {
     async take() {
-      return { allowed: true, limit: 1000, remaining: 999, resetSeconds: 60, windowSeconds: 60 };
+      return asGrant({ allowed: true, limit: 1000, remaining: 999, resetSeconds: 60, windowSeconds: 60 });
     },
+    available: () => true,
     async close() {},
   };
+}
+
+/** A limit decision as admission's grant: no ceiling, nothing to give back. */
+export function asGrant(decision: LimitDecision): Grant {
+  return { ...decision, ceilingReached: false, keep() {}, giveBack() {} };
+}
+
+/** The calls counted against the ceiling on one instance without Redis, for an authenticator under test. */
+export function testLedger(): UsageLedger {
+  return createLocalAdmission({ requests: 1000, windowSeconds: 60 }).ledger;
 }
 
 export interface RecordedUsage extends UsageRecorder {
@@ -64,7 +77,7 @@ export function fakeServices(overrides: Partial<Services> = {}): Services {
     logger: pino({ level: 'silent' }),
     now: () => FIXED_NOW,
     authenticator: fakeAuthenticator(),
-    limiter: unlimitedLimiter(),
+    admission: unlimitedAdmission(),
     cache: createAnswerCache({ ttlSeconds: 0 }),
     usage: recordingUsage(),
     platform: createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 500 }),

@@ -3,11 +3,11 @@ import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator, type KeyAuthenticatorCacheOptions } from '../../src/auth/keyAuthenticator.js';
 import type { RedisTarget } from '../../src/config.js';
+import { createLocalAdmission } from '../../src/limits/localAdmission.js';
+import { createRedisAdmission } from '../../src/limits/redisAdmission.js';
 import { closeRedis, connectRedis } from '../../src/redis/connectRedis.js';
 import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
 import { createUsageBuffer } from '../../src/usage/createUsageBuffer.js';
-import { createSharedUsageLedger } from '../../src/usage/sharedUsageLedger.js';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import type { UsageRecorder } from '../../src/usage/usageRecorder.js';
 import type { FakeKeyService } from './fakeKeyService.js';
 import { FIXED_NOW, fakeServices, PLATFORM_URL } from './fakeServices.js';
@@ -54,7 +54,10 @@ export async function startMeteredGateway(
   });
   const redis = options.redis ? connectRedis(options.redis, logger) : null;
   if (redis) await new Promise((resolve) => redis.once('ready', resolve));
-  const ledger = redis ? createSharedUsageLedger({ redis, logger }) : createUsageLedger();
+  // An allowance no test reaches: these gateways are about the ceiling.
+  const rateLimit = { requests: 1_000_000, windowSeconds: 60 };
+  const admission = redis ? createRedisAdmission({ ...rateLimit, redis, logger }) : createLocalAdmission(rateLimit);
+  const { ledger } = admission;
   const usage = createUsageBuffer({
     sink: client,
     logger,
@@ -71,14 +74,14 @@ export async function startMeteredGateway(
     ...(options.cache ? { cache: options.cache } : {}),
   });
   authenticator.start();
-  const server = await listen(createApp(fakeServices({ authenticator, usage, now })));
+  const server = await listen(createApp(fakeServices({ authenticator, admission, usage, now })));
   return {
     url: server.url,
     usage,
     async close() {
       await server.close();
       await usage.close(2000);
-      await ledger.close();
+      await admission.close();
       await authenticator.close();
       if (redis) closeRedis(redis);
     },

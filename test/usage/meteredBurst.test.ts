@@ -3,8 +3,8 @@ import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { UpstreamError } from '../../src/errors.js';
-import { createLocalRequestLimiter } from '../../src/limits/localRequestLimiter.js';
-import type { ManagedRequestLimiter } from '../../src/limits/requestLimiter.js';
+import type { Admission } from '../../src/limits/admission.js';
+import { createLocalAdmission } from '../../src/limits/localAdmission.js';
 import { createUsageBuffer } from '../../src/usage/createUsageBuffer.js';
 import type { UsageEvent, UsageSink } from '../../src/usage/usageEvent.js';
 import type { UsageRecorder } from '../../src/usage/usageRecorder.js';
@@ -61,7 +61,7 @@ function platformBySite(counts: Record<'ok.com' | 'gone.com' | 'broken.com' | 'b
 describe('usage metering over HTTP', () => {
   let sink: KeyServiceUsage;
   let usage: UsageRecorder;
-  let limiter: ManagedRequestLimiter;
+  let limiter: Admission;
   let server: Awaited<ReturnType<typeof listen>>;
 
   const get = (token: string, site: string | null, headers: Record<string, string> = {}) =>
@@ -78,8 +78,8 @@ describe('usage metering over HTTP', () => {
       retryBaseMs: 5,
       now: () => NOW,
     });
-    limiter = createLocalRequestLimiter({ requests: 8, windowSeconds: 60 });
-    server = await listen(createApp(fakeServices({ usage, limiter, now: () => NOW })));
+    limiter = createLocalAdmission({ requests: 8, windowSeconds: 60 });
+    server = await listen(createApp(fakeServices({ usage, admission: limiter, now: () => NOW })));
   });
   afterEach(async () => {
     await server.close();
@@ -88,7 +88,7 @@ describe('usage metering over HTTP', () => {
   });
 
   it('counts exactly the 200s and 304s of a burst of mixed outcomes, once each, even when the key service fails first', async () => {
-    const scope = platformBySite({ 'ok.com': 7, 'gone.com': 1, 'broken.com': 1, 'busy.com': 1 });
+    const scope = platformBySite({ 'ok.com': 8, 'gone.com': 1, 'broken.com': 1, 'busy.com': 1 });
     const first = await get('key-org-a', 'ok.com');
     assert.equal(first.status, 200);
     await first.arrayBuffer();
@@ -116,6 +116,11 @@ describe('usage metering over HTTP', () => {
       responses.map((res) => res.status),
       burst.map(([, , , status]) => status),
     );
+    // The platform's failure (502) gave its unit back: one more call fits, then the allowance is spent.
+    const refunded = await get('key-org-a', 'ok.com');
+    assert.equal(refunded.status, 200);
+    assert.equal(refunded.headers.get('ratelimit'), '"per-organization";r=0;t=45');
+    await refunded.arrayBuffer();
     const limited = await Promise.all([get('key-org-a', 'ok.com'), get('key-org-a', 'ok.com')]);
     assert.deepEqual(
       limited.map((res) => res.status),
@@ -125,14 +130,15 @@ describe('usage metering over HTTP', () => {
     scope.done();
 
     // Not yet flushed (the interval is long): still owed to the key service.
-    assert.equal(usage.pendingTotal(), 7);
+    assert.equal(usage.pendingTotal(), 8);
     await usage.close(2000);
     assert.equal(usage.pendingTotal(), 0);
 
     assert.equal(sink.calls.length, 3, 'two failed attempts, then accepted');
     const counted = [...sink.counted.values()];
-    assert.equal(counted.length, 7);
+    assert.equal(counted.length, 8);
     assert.deepEqual(counted.map((e) => e.organizationId).sort(), [
+      'org_a',
       'org_a',
       'org_a',
       'org_a',

@@ -60,16 +60,12 @@ function notingLedger() {
     throw new Error('not used by the buffer');
   };
   const ledger: UsageLedger = {
-    claim: unused,
-    headroom: unused,
-    openSnapshot: unused,
+    beforeVerify: unused,
     adopted: unused,
     sending: note('sending'),
     acknowledged: note('acknowledged'),
     dropped: note('dropped'),
     isNearCeiling: () => false,
-    settled: unused,
-    close: async () => undefined,
   };
   return { ledger, told };
 }

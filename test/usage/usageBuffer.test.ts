@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Principal } from '../../src/auth/principal.js';
 import { toApiError, UpstreamError } from '../../src/errors.js';
+import { createLocalAdmission } from '../../src/limits/localAdmission.js';
 import { createUsageBuffer } from '../../src/usage/createUsageBuffer.js';
 import type { UsageEvent, UsageSink } from '../../src/usage/usageEvent.js';
-import { createUsageLedger } from '../../src/usage/usageLedger.js';
 import { createUsageSpool } from '../../src/usage/usageSpool.js';
 import { tempDir } from '../support/tempDir.js';
 
@@ -209,7 +209,8 @@ describe('usage buffer', () => {
       assert.equal(sentBefore.size, 5);
 
       const up = new ScriptedSink();
-      const ledger = createUsageLedger();
+      const admission = createLocalAdmission({ requests: 100, windowSeconds: 60 });
+      const { ledger } = admission;
       const next = createUsageBuffer({
         sink: up,
         logger: silent,
@@ -218,8 +219,10 @@ describe('usage buffer', () => {
         spool: createUsageSpool(dir.path),
       });
       assert.equal(await next.deliverSpooled(), 5);
-      // Until acknowledged, they count toward the ceiling here.
-      assert.equal(ledger.unseen('org_a', { surelyIncluded: 0, maybeIncluded: 0 }), 3);
+      // Until acknowledged, they count toward the ceiling here: of a headroom of 4, one call is left.
+      const usage = { used: 0, ceiling: 4, periodEnd: new Date(Date.now() + 86_400_000), acknowledgedBefore: 0 };
+      assert.equal((await admission.take('org_a', Date.now(), usage)).ceilingReached, false);
+      assert.equal((await admission.take('org_a', Date.now(), usage)).ceilingReached, true);
       await until(() => next.pendingTotal() === 0);
       assert.deepEqual(new Set(up.counted.keys()), sentBefore, 'the same events, by id');
       await new Promise((resolve) => setTimeout(resolve, 20));

@@ -1,0 +1,132 @@
+import type { Result } from 'ioredis';
+import type { RedisConnection } from '../redis/connectRedis.js';
+
+/**
+ * One organization's admission, taken atomically in Redis: a unit of the request limit
+ * and, when the organization has a ceiling, a place under it, for every call asked, or
+ * none. Both keys carry the organization as hash tag: one cluster slot.
+ *
+ * KEYS[1], the limit's window: field `n` holds the requests every instance admitted;
+ * one field per instance holds what that instance admitted in the window.
+ * KEYS[2], the ceiling: one field per instance, "waiting acknowledged inFlight until"
+ * (usageLedger.ts's CallCounts, and until when, in Redis time, its in-flight calls
+ * count: an instance that stops writing, killed, drops them once that passes). The
+ * waiting and acknowledged calls of an instance gone for a while are folded into the
+ * field `gone`, so the hash keeps one field per live instance.
+ *
+ * Every count an instance passes is its own absolute count, so a call can be repeated,
+ * and a Redis restarted empty or a failover that lost writes is repaired by each
+ * instance's next call: the limit adds back what Redis forgot, the ceiling field is
+ * written whole.
+ *
+ * ARGV: instance id, what it admitted in the window, the allowance, the window key's
+ * lifetime (ms), calls wanted (0: only writes the counts back); then, with a ceiling,
+ * the ceiling, the verification's `used` and the acknowledged calls counted before it
+ * was sent, the instance's waiting, acknowledged and in-flight calls, how long its
+ * in-flight calls count (ms) and the ceiling key's lifetime (ms). Without a ceiling
+ * ARGV[6] is ''.
+ *
+ * A call is admitted iff
+ *   used + Σ waiting + Σ inFlight + max(0, Σ acknowledged − acknowledgedBefore) + 1 ≤ ceiling.
+ * Returns [granted, the window's count after them, calls left under the ceiling after them].
+ */
+/** After its in-flight calls stopped counting, a silent instance's field is folded into `gone` this much later. */
+const FOLD_AFTER_MS = 60_000;
+
+const ADMIT = `
+local id = ARGV[1]
+local mine = tonumber(redis.call('HGET', KEYS[1], id) or '0')
+local known = tonumber(ARGV[2])
+if mine < known then
+  redis.call('HINCRBY', KEYS[1], 'n', known - mine)
+  redis.call('HSET', KEYS[1], id, known)
+end
+local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
+local granted = math.max(0, math.min(tonumber(ARGV[5]), tonumber(ARGV[3]) - n))
+local room = 0
+if ARGV[6] ~= '' then
+  local t = redis.call('TIME')
+  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  local waiting, acknowledged, inFlight = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+  local baseWaiting, baseAcknowledged, folded = 0, 0, false
+  local fields = redis.call('HGETALL', KEYS[2])
+  for i = 1, #fields, 2 do
+    local w, a, f, u = string.match(fields[i + 1], '^(-?%d+) (%d+) (%d+) (%d+)$')
+    if fields[i] ~= id and w then
+      waiting = waiting + tonumber(w)
+      acknowledged = acknowledged + tonumber(a)
+      if tonumber(u) > now then
+        inFlight = inFlight + tonumber(f)
+      elseif fields[i] == 'gone' then
+        baseWaiting, baseAcknowledged = tonumber(w), tonumber(a)
+      elseif tonumber(u) + ${FOLD_AFTER_MS} < now then
+        baseWaiting, baseAcknowledged, folded = baseWaiting + tonumber(w), baseAcknowledged + tonumber(a), true
+        redis.call('HDEL', KEYS[2], fields[i])
+      end
+    end
+  end
+  if folded then redis.call('HSET', KEYS[2], 'gone', baseWaiting .. ' ' .. baseAcknowledged .. ' 0 0') end
+  room = tonumber(ARGV[6]) - tonumber(ARGV[7]) - waiting - inFlight - math.max(0, acknowledged - tonumber(ARGV[8]))
+  granted = math.max(0, math.min(granted, room))
+  room = room - granted
+  local mine = ARGV[9] .. ' ' .. ARGV[10] .. ' ' .. (tonumber(ARGV[11]) + granted) .. ' ' .. (now + tonumber(ARGV[12]))
+  redis.call('HSET', KEYS[2], id, mine)
+  redis.call('PEXPIRE', KEYS[2], ARGV[13])
+end
+if granted > 0 then
+  n = redis.call('HINCRBY', KEYS[1], 'n', granted)
+  redis.call('HINCRBY', KEYS[1], id, granted)
+end
+if redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
+return {granted, n, room}
+`;
+
+/** KEYS[1]: the ceiling. Returns the calls acknowledged, summed over instances. */
+const ACKNOWLEDGED = `
+local acknowledged = 0
+local fields = redis.call('HGETALL', KEYS[1])
+for i = 2, #fields, 2 do
+  local a = string.match(fields[i], '^-?%d+ (%d+) ')
+  if a then acknowledged = acknowledged + tonumber(a) end
+end
+return acknowledged
+`;
+
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    admit(
+      windowKey: string,
+      ceilingKey: string,
+      instanceId: string,
+      admittedInWindow: number,
+      allowance: number,
+      windowLifetimeMs: number,
+      want: number,
+      ceiling: number | '',
+      used: number,
+      acknowledgedBefore: number,
+      waiting: number,
+      acknowledged: number,
+      inFlight: number,
+      fieldLifetimeMs: number,
+      ceilingLifetimeMs: number,
+    ): Result<[granted: number, count: number, room: number], Context>;
+    acknowledgedCalls(ceilingKey: string): Result<number, Context>;
+  }
+}
+
+/** Makes the scripts callable on the connection (ioredis sends EVALSHA, and EVAL after a NOSCRIPT). */
+export function defineAdmissionScripts(connection: RedisConnection): void {
+  connection.defineCommand('admit', { numberOfKeys: 2, lua: ADMIT });
+  connection.defineCommand('acknowledgedCalls', { numberOfKeys: 1, lua: ACKNOWLEDGED });
+}
+
+/** The organization's request count in one window. */
+export function windowKey(organizationId: string, windowIndex: number): string {
+  return `gateway:{${organizationId}}:limit:${windowIndex}`;
+}
+
+/** The organization's calls under its ceiling, by instance. */
+export function ceilingKey(organizationId: string): string {
+  return `gateway:{${organizationId}}:ceiling`;
+}

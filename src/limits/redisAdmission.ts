@@ -1,0 +1,368 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { type RedisConnection, redisReady, withinCommandTimeout } from '../redis/connectRedis.js';
+import { type CallCounts, createCallCounts, type UsageLedger } from '../usage/usageLedger.js';
+import { type Admission, type CallerUsage, type Grant, LimiterUnavailable, NEAR_CEILING_MARGIN } from './admission.js';
+import { ceilingKey, defineAdmissionScripts, windowKey } from './admissionScript.js';
+import { type FixedWindow, fixedWindowAt } from './fixedWindow.js';
+import { leaseSize, renewsAhead } from './leases.js';
+import { type AdmissionOptions, refused } from './localAdmission.js';
+import { createWindowCounts } from './windowCounts.js';
+
+export interface RedisAdmissionOptions extends AdmissionOptions {
+  /** The shared connection; admission never closes it. */
+  readonly redis: RedisConnection;
+  readonly logger: Logger;
+  /** Places held here and unused for this long go back. Default 1 s. */
+  readonly idleMs?: number;
+}
+
+/** A window's key outlives its window by this much, so an instance whose clock runs a little behind still finds it. */
+const CLOCK_SKEW_MARGIN_MS = 10_000;
+/** How long an instance's ceiling field counts without being written again: a killed instance's places free after this. */
+const FIELD_LIFETIME_MS = 15_000;
+/** A ceiling key outlives the period by this much: late acknowledgements still find it. */
+const PERIOD_END_MARGIN_MS = 10 * 60_000;
+
+/** One request waiting for its decision, with the window it arrived in and the verification it carries. */
+interface Waiter {
+  readonly window: FixedWindow;
+  readonly usage: CallerUsage | undefined;
+  resolve(grant: Grant): void;
+  reject(err: unknown): void;
+}
+
+/** One organization's admission in this instance, for one window and one verification. */
+interface Queue {
+  readonly organizationId: string;
+  readonly windowIndex: number;
+  /** The verification the places held here were checked against. */
+  usage: CallerUsage | undefined;
+  waiting: Waiter[];
+  calling: boolean;
+  /** Units taken in Redis beyond the requests that asked (a limit unit and a ceiling place each): served here at once. */
+  held: number;
+  lastLease: number;
+  /** What Redis said was left of the allowance / under the ceiling after the last call; null before the first. */
+  left: number | null;
+  room: number | null;
+  lastTakeMs: number;
+}
+
+const sameVerification = (a: CallerUsage | undefined, b: CallerUsage | undefined): boolean =>
+  a === b ||
+  (a !== undefined &&
+    b !== undefined &&
+    a.used === b.used &&
+    a.ceiling === b.ceiling &&
+    a.acknowledgedBefore === b.acknowledgedBefore &&
+    a.periodEnd.getTime() === b.periodEnd.getTime());
+
+/**
+ * Admission shared by every instance on one Redis (admissionScript.ts): one script call
+ * per organization at a time; the requests that arrive while it is out ask together in
+ * the next one, plus a small lease (leases.ts) served here at once. Units held here are
+ * valid for their window and the verification they were checked against; a new window
+ * or a new verification gives the ceiling's share back (the next write carries it).
+ *
+ * Redis not ready, or not answering within the command timeout: the request is refused
+ * (LimiterUnavailable, 503), never let through unchecked.
+ */
+export function createRedisAdmission(options: RedisAdmissionOptions): Admission & { readonly ledger: UsageLedger } {
+  const { requests, windowSeconds, redis, logger } = options;
+  const idleMs = options.idleMs ?? 1000;
+  const windowMs = windowSeconds * 1000;
+  const policy = { limit: requests, windowSeconds };
+  const instanceId = randomUUID();
+  defineAdmissionScripts(redis);
+  const taken = createWindowCounts();
+  const calls = createCallCounts();
+  /** The latest verification's ceiling and period per organization with one, for writes without a request. */
+  const ceilings = new Map<string, CallerUsage>();
+  const queues = new Map<string, Queue>();
+  const toSend = new Set<Queue>();
+  const toWrite = new Set<string>();
+  let sendScheduled = false;
+  let writeScheduled = false;
+  let closed = false;
+
+  const unavailable = (cause: unknown) => new LimiterUnavailable(policy, { cause });
+
+  const script = (organizationId: string, windowIndex: number, want: number, usage: CallerUsage | undefined) => {
+    const counts: CallCounts | null = usage?.ceiling != null ? calls.countsOf(organizationId) : null;
+    const lifetimeMs = usage
+      ? Math.max(FIELD_LIFETIME_MS, usage.periodEnd.getTime() + PERIOD_END_MARGIN_MS - Date.now())
+      : 0;
+    return withinCommandTimeout(() =>
+      redis.admit(
+        windowKey(organizationId, windowIndex),
+        ceilingKey(organizationId),
+        instanceId,
+        taken.get(organizationId, windowIndex),
+        requests,
+        windowMs + CLOCK_SKEW_MARGIN_MS,
+        want,
+        counts && usage?.ceiling != null ? usage.ceiling : '',
+        usage?.used ?? 0,
+        usage?.acknowledgedBefore ?? 0,
+        counts?.waiting ?? 0,
+        counts?.acknowledged ?? 0,
+        counts?.inFlight ?? 0,
+        FIELD_LIFETIME_MS,
+        lifetimeMs,
+      ),
+    );
+  };
+
+  /** Writes the organization's counts as they are now (no request asks). */
+  const writeBack = (organizationId: string): void => {
+    const { windowIndex } = taken.latest();
+    script(organizationId, Number.isFinite(windowIndex) ? windowIndex : 0, 0, ceilings.get(organizationId)).catch(
+      (err: unknown) => {
+        // The next call of this organization, or the next tick, writes the same counts again.
+        logger.debug({ err, organizationId }, 'admission counts could not be written to redis yet');
+      },
+    );
+  };
+  const writeSoon = (organizationId: string): void => {
+    if (!ceilings.has(organizationId) || closed) return;
+    toWrite.add(organizationId);
+    if (writeScheduled) return;
+    writeScheduled = true;
+    setImmediate(() => {
+      writeScheduled = false;
+      for (const id of toWrite) writeBack(id);
+      toWrite.clear();
+    });
+  };
+
+  /** The ceiling's share of units held here goes back; their limit units are spent. */
+  const dropHeld = (queue: Queue): void => {
+    if (queue.held === 0) return;
+    if (queue.usage?.ceiling != null) {
+      calls.countsOf(queue.organizationId).inFlight -= queue.held;
+      writeSoon(queue.organizationId);
+    }
+    queue.held = 0;
+    queue.lastLease = 0;
+  };
+
+  let queuesWindow = Number.NEGATIVE_INFINITY;
+  const queueFor = (organizationId: string, windowIndex: number): Queue => {
+    if (windowIndex > queuesWindow) {
+      for (const [other, queue] of queues) {
+        if (queue.windowIndex >= windowIndex) continue;
+        dropHeld(queue);
+        queues.delete(other);
+      }
+      queuesWindow = windowIndex;
+    }
+    let queue = queues.get(organizationId);
+    // A moment from an earlier window (the clock stepped back) is served by the latest window's queue.
+    if (queue === undefined || queue.windowIndex < windowIndex) {
+      queue = {
+        organizationId,
+        windowIndex,
+        usage: undefined,
+        waiting: [],
+        calling: false,
+        held: 0,
+        lastLease: 0,
+        left: null,
+        room: null,
+        lastTakeMs: Date.now(),
+      };
+      queues.set(organizationId, queue);
+    }
+    return queue;
+  };
+
+  const grantFrom = (queue: Queue, window: FixedWindow, remaining: number): Grant => {
+    const { usage, organizationId } = queue;
+    let given = false;
+    return {
+      allowed: true,
+      ceilingReached: false,
+      limit: requests,
+      remaining,
+      resetSeconds: window.resetSeconds,
+      windowSeconds,
+      giveBack(limitToo) {
+        if (given) return;
+        given = true;
+        // Still good for this window and verification: kept here for the next request.
+        if (limitToo && queues.get(organizationId) === queue && sameVerification(queue.usage, usage)) {
+          queue.held += 1;
+          return;
+        }
+        if (usage?.ceiling == null) return;
+        calls.countsOf(organizationId).inFlight -= 1;
+        writeSoon(organizationId);
+      },
+      keep() {
+        if (given) return;
+        given = true;
+        if (usage?.ceiling == null) return;
+        const counts = calls.countsOf(organizationId);
+        counts.inFlight -= 1;
+        counts.waiting += 1;
+      },
+    };
+  };
+
+  const call = async (queue: Queue): Promise<void> => {
+    const { organizationId, windowIndex } = queue;
+    const waiting = queue.waiting;
+    queue.waiting = [];
+    queue.calling = true;
+    const usage = waiting[waiting.length - 1]?.usage ?? queue.usage;
+    if (!sameVerification(usage, queue.usage)) dropHeld(queue);
+    queue.usage = usage;
+    const hasCeiling = usage?.ceiling != null;
+    const room = hasCeiling ? queue.room : null;
+    const lease =
+      queue.left === null || (room !== null && room <= NEAR_CEILING_MARGIN)
+        ? 0
+        : leaseSize(Math.min(queue.left, room ?? Number.POSITIVE_INFINITY));
+    let answer: [granted: number, count: number, room: number];
+    try {
+      answer = await script(organizationId, windowIndex, waiting.length + lease, usage);
+    } catch (err: unknown) {
+      // Debug only: the 503 is logged with this cause, and the connection logs the outage once.
+      logger.debug({ err, organizationId }, 'admission could not be checked: refusing with 503');
+      queue.calling = false;
+      if (queues.get(organizationId) === queue) queues.delete(organizationId);
+      dropHeld(queue);
+      // Those that queued behind the failed call are refused too: another call would wait as long.
+      const refusal = unavailable(err);
+      for (const request of [...waiting, ...queue.waiting.splice(0)]) request.reject(refusal);
+      return;
+    }
+    const [granted, count, roomAfter] = answer;
+    // Requests whose window ended while they waited stay out of the next window's count.
+    if (granted > 0 && taken.latest().windowIndex <= windowIndex) taken.add(organizationId, windowIndex, granted);
+    if (hasCeiling && usage) {
+      const counts = calls.countsOf(organizationId);
+      counts.inFlight += granted;
+      counts.nearCeiling = roomAfter <= NEAR_CEILING_MARGIN;
+      ceilings.set(organizationId, usage);
+    }
+    const countBefore = count - granted;
+    waiting.forEach((request, i) => {
+      if (i < granted) {
+        request.resolve(grantFrom(queue, request.window, requests - (countBefore + i + 1)));
+        return;
+      }
+      const decision = { limit: requests, resetSeconds: request.window.resetSeconds, windowSeconds };
+      request.resolve(refused(decision, requests - count, hasCeiling && roomAfter <= 0));
+    });
+    queue.lastLease = Math.max(0, granted - waiting.length);
+    queue.held += queue.lastLease;
+    queue.left = requests - count;
+    queue.room = hasCeiling ? roomAfter : null;
+    queue.calling = false;
+    if (queue.waiting.length > 0) void call(queue);
+  };
+
+  const sendQueued = (): void => {
+    sendScheduled = false;
+    for (const queue of toSend) if (!queue.calling && queue.waiting.length > 0) void call(queue);
+    toSend.clear();
+  };
+
+  // Every organization's counts written again after a reconnect (Redis may have restarted empty).
+  const writeAll = (): void => {
+    for (const organizationId of new Set([...ceilings.keys(), ...taken.latest().counts.keys()]))
+      writeBack(organizationId);
+  };
+  redis.on('ready', writeAll);
+
+  // Units that idle go back; every counted organization's field is renewed well within its lifetime.
+  let lastRenewMs = Date.now();
+  const tick = setInterval(() => {
+    const nowMs = Date.now();
+    for (const queue of queues.values()) if (!queue.calling && nowMs - queue.lastTakeMs >= idleMs) dropHeld(queue);
+    if (nowMs - lastRenewMs < FIELD_LIFETIME_MS / 3) return;
+    lastRenewMs = nowMs;
+    for (const [organizationId, counts] of calls.all) {
+      if (counts.waiting === 0 && counts.inFlight === 0 && counts.acknowledged === 0) continue;
+      writeSoon(organizationId);
+    }
+  }, idleMs);
+  tick.unref();
+
+  const ledger: UsageLedger = {
+    ...calls.ledger,
+    acknowledged(organizationId, count) {
+      calls.ledger.acknowledged(organizationId, count);
+      writeSoon(organizationId);
+    },
+    dropped(organizationId, count) {
+      calls.ledger.dropped(organizationId, count);
+      writeSoon(organizationId);
+    },
+    adopted(organizationId, count) {
+      calls.ledger.adopted(organizationId, count);
+      writeSoon(organizationId);
+    },
+    async beforeVerify(organizationId) {
+      // The key's organization is not known yet: its answer is asked again, knowing it.
+      if (organizationId === undefined) return { acknowledgedFor: () => null, end() {} };
+      if (closed || !redisReady(redis)) throw unavailable(new Error('redis not ready'));
+      let acknowledged: number;
+      try {
+        acknowledged = await withinCommandTimeout(() => redis.acknowledgedCalls(ceilingKey(organizationId)));
+      } catch (err: unknown) {
+        throw unavailable(err);
+      }
+      return { acknowledgedFor: (answered) => (answered === organizationId ? acknowledged : null), end() {} };
+    },
+  };
+
+  return {
+    ledger,
+    take(organizationId, nowMs, usage) {
+      if (closed || !redisReady(redis)) return Promise.reject(unavailable(new Error('redis not ready')));
+      if (usage?.ceiling === null) ceilings.delete(organizationId);
+      else if (usage) ceilings.set(organizationId, usage);
+      const window = fixedWindowAt(nowMs, windowMs);
+      const queue = queueFor(organizationId, window.index);
+      queue.lastTakeMs = Date.now();
+      if (queue.held > 0 && sameVerification(queue.usage, usage)) {
+        queue.held -= 1;
+        if (!queue.calling && renewsAhead(queue.lastLease, queue.held)) void call(queue);
+        return Promise.resolve(grantFrom(queue, window, (queue.left ?? 0) + queue.held));
+      }
+      if (!queue.calling) {
+        toSend.add(queue);
+        if (!sendScheduled) {
+          sendScheduled = true;
+          // After this turn's I/O callbacks: the requests parsed in this turn ask together.
+          setImmediate(sendQueued);
+        }
+      }
+      const { waiting } = queue;
+      return new Promise<Grant>((resolve, reject) => waiting.push({ window, usage, resolve, reject }));
+    },
+    available: () => !closed && redisReady(redis),
+    async close() {
+      clearInterval(tick);
+      redis.off('ready', writeAll);
+      // The places held here go back now rather than when the field's lifetime ends.
+      for (const queue of queues.values()) dropHeld(queue);
+      await Promise.allSettled(
+        [...ceilings.keys()].map((organizationId) => {
+          const { windowIndex } = taken.latest();
+          return script(
+            organizationId,
+            Number.isFinite(windowIndex) ? windowIndex : 0,
+            0,
+            ceilings.get(organizationId),
+          );
+        }),
+      );
+      closed = true;
+      taken.clear();
+    },
+  };
+}
