@@ -20,15 +20,19 @@ import type { RedisConnection } from '../redis/connectRedis.js';
  * written whole.
  *
  * ARGV: instance id, what it admitted in the window, the allowance, the window key's
- * lifetime (ms), calls wanted (0: only writes the counts back); then, with a ceiling,
- * the ceiling, the verification's `used` and the acknowledged calls counted before it
- * was sent, the instance's waiting, acknowledged and in-flight calls, how long its
- * in-flight calls count (ms) and the ceiling key's lifetime (ms). Without a ceiling
- * ARGV[6] is ''.
+ * lifetime (ms), calls wanted (0: only writes the counts back); the ceiling ('' for
+ * none), the verification's `used` and the acknowledged calls counted before it was
+ * sent; the instance's waiting, acknowledged and in-flight calls, how long its in-flight
+ * calls count (ms) and the ceiling key's lifetime (ms). Without a ceiling the instance's
+ * field is still written where the organization has a ceiling key (it had one, or
+ * another instance saw one), so the counts are whole when a ceiling is set; an
+ * organization that never had one has no ceiling key.
  *
  * A call is admitted iff
  *   used + Σ waiting + Σ inFlight + max(0, Σ acknowledged − acknowledgedBefore) + 1 ≤ ceiling.
- * Returns [granted, the window's count after them, calls left under the ceiling after them].
+ * Returns [granted, the window's count after them, calls left under the ceiling after them,
+ * what the instance admitted in the window after them] (the last tells it of grants whose
+ * answer it lost).
  */
 /** After its in-flight calls stopped counting, a silent instance's field is folded into `gone` this much later. */
 const FOLD_AFTER_MS = 60_000;
@@ -44,7 +48,8 @@ end
 local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
 local granted = math.max(0, math.min(tonumber(ARGV[5]), tonumber(ARGV[3]) - n))
 local room = 0
-if ARGV[6] ~= '' then
+local hasCeiling = ARGV[6] ~= ''
+if hasCeiling or redis.call('EXISTS', KEYS[2]) == 1 then
   local t = redis.call('TIME')
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   local waiting, acknowledged, inFlight = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
@@ -66,19 +71,21 @@ if ARGV[6] ~= '' then
     end
   end
   if folded then redis.call('HSET', KEYS[2], 'gone', baseWaiting .. ' ' .. baseAcknowledged .. ' 0 0') end
-  room = tonumber(ARGV[6]) - tonumber(ARGV[7]) - waiting - inFlight - math.max(0, acknowledged - tonumber(ARGV[8]))
-  granted = math.max(0, math.min(granted, room))
-  room = room - granted
+  if hasCeiling then
+    room = tonumber(ARGV[6]) - tonumber(ARGV[7]) - waiting - inFlight - math.max(0, acknowledged - tonumber(ARGV[8]))
+    granted = math.max(0, math.min(granted, room))
+    room = room - granted
+    redis.call('PEXPIRE', KEYS[2], ARGV[13])
+  end
   local mine = ARGV[9] .. ' ' .. ARGV[10] .. ' ' .. (tonumber(ARGV[11]) + granted) .. ' ' .. (now + tonumber(ARGV[12]))
   redis.call('HSET', KEYS[2], id, mine)
-  redis.call('PEXPIRE', KEYS[2], ARGV[13])
 end
 if granted > 0 then
   n = redis.call('HINCRBY', KEYS[1], 'n', granted)
   redis.call('HINCRBY', KEYS[1], id, granted)
 end
 if redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
-return {granted, n, room}
+return {granted, n, room, tonumber(redis.call('HGET', KEYS[1], id) or '0')}
 `;
 
 /** KEYS[1]: the ceiling. Returns the calls acknowledged, summed over instances. */
@@ -110,7 +117,7 @@ declare module 'ioredis' {
       inFlight: number,
       fieldLifetimeMs: number,
       ceilingLifetimeMs: number,
-    ): Result<[granted: number, count: number, room: number], Context>;
+    ): Result<[granted: number, count: number, room: number, admittedInWindow: number], Context>;
     acknowledgedCalls(ceilingKey: string): Result<number, Context>;
   }
 }

@@ -57,8 +57,9 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & { r
     async take(organizationId, nowMs, usage) {
       const window = fixedWindowAt(nowMs, windowMs);
       const decision = { limit: requests, resetSeconds: window.resetSeconds, windowSeconds };
-      const counts = usage && usage.ceiling !== null ? calls.countsOf(organizationId) : null;
-      if (usage && counts) {
+      // Counted with a ceiling or without: its calls count as soon as one is set.
+      const counts = calls.countsOf(organizationId);
+      if (usage && usage.ceiling !== null) {
         lastUsage.set(organizationId, usage);
         if (roomFor(organizationId, usage) < 1) {
           return refused(decision, requests - taken.get(organizationId, window.index), true);
@@ -69,7 +70,7 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & { r
         taken.add(organizationId, window.index, -1);
         return refused(decision, 0, false);
       }
-      if (counts) counts.inFlight += 1;
+      counts.inFlight += 1;
       let given = false;
       const grant: Grant = {
         ...decision,
@@ -79,15 +80,13 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & { r
         keep() {
           if (given) return;
           given = true;
-          if (counts) {
-            counts.inFlight -= 1;
-            counts.waiting += 1;
-          }
+          counts.inFlight -= 1;
+          counts.waiting += 1;
         },
         giveBack(limitToo) {
           if (given) return;
           given = true;
-          if (counts) counts.inFlight -= 1;
+          counts.inFlight -= 1;
           if (limitToo) taken.add(organizationId, window.index, -1);
         },
       };

@@ -89,7 +89,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
   const unavailable = (cause: unknown) => new LimiterUnavailable(policy, { cause });
 
   const script = (organizationId: string, windowIndex: number, want: number, usage: CallerUsage | undefined) => {
-    const counts: CallCounts | null = usage?.ceiling != null ? calls.countsOf(organizationId) : null;
+    const counts: CallCounts = calls.countsOf(organizationId);
     const lifetimeMs = usage
       ? Math.max(FIELD_LIFETIME_MS, usage.periodEnd.getTime() + PERIOD_END_MARGIN_MS - Date.now())
       : 0;
@@ -102,20 +102,28 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
         requests,
         windowMs + CLOCK_SKEW_MARGIN_MS,
         want,
-        counts && usage?.ceiling != null ? usage.ceiling : '',
+        usage?.ceiling ?? '',
         usage?.used ?? 0,
         usage?.acknowledgedBefore ?? 0,
-        counts?.waiting ?? 0,
-        counts?.acknowledged ?? 0,
-        counts?.inFlight ?? 0,
+        counts.waiting,
+        counts.acknowledged,
+        counts.inFlight,
         FIELD_LIFETIME_MS,
         lifetimeMs,
       ),
     );
   };
 
+  /** Script calls out per organization, and the organizations whose counts changed meanwhile: written once they answer. */
+  const callsOut = new Map<string, number>();
+  const writeAfterCall = new Set<string>();
   /** Writes the organization's counts as they are now (no request asks). */
   const writeBack = (organizationId: string): void => {
+    // A call out has not yet counted what it is granted here: a write now would leave it out.
+    if (callsOut.has(organizationId)) {
+      writeAfterCall.add(organizationId);
+      return;
+    }
     const { windowIndex } = taken.latest();
     script(organizationId, Number.isFinite(windowIndex) ? windowIndex : 0, 0, ceilings.get(organizationId)).catch(
       (err: unknown) => {
@@ -125,7 +133,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     );
   };
   const writeSoon = (organizationId: string): void => {
-    if (!ceilings.has(organizationId) || closed) return;
+    if (closed) return;
     toWrite.add(organizationId);
     if (writeScheduled) return;
     writeScheduled = true;
@@ -139,10 +147,8 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
   /** The ceiling's share of units held here goes back; their limit units are spent. */
   const dropHeld = (queue: Queue): void => {
     if (queue.held === 0) return;
-    if (queue.usage?.ceiling != null) {
-      calls.countsOf(queue.organizationId).inFlight -= queue.held;
-      writeSoon(queue.organizationId);
-    }
+    calls.countsOf(queue.organizationId).inFlight -= queue.held;
+    writeSoon(queue.organizationId);
     queue.held = 0;
     queue.lastLease = 0;
   };
@@ -195,14 +201,12 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
           queue.held += 1;
           return;
         }
-        if (usage?.ceiling == null) return;
         calls.countsOf(organizationId).inFlight -= 1;
         writeSoon(organizationId);
       },
       keep() {
         if (given) return;
         given = true;
-        if (usage?.ceiling == null) return;
         const counts = calls.countsOf(organizationId);
         counts.inFlight -= 1;
         counts.waiting += 1;
@@ -224,10 +228,15 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       queue.left === null || (room !== null && room <= NEAR_CEILING_MARGIN)
         ? 0
         : leaseSize(Math.min(queue.left, room ?? Number.POSITIVE_INFINITY));
-    let answer: [granted: number, count: number, room: number];
+    let answer: [granted: number, count: number, room: number, admittedInWindow: number];
+    const out = callsOut.get(organizationId) ?? 0;
+    // Another call out (the window before) has not counted its grant here yet: written again after both.
+    if (out > 0) writeAfterCall.add(organizationId);
+    callsOut.set(organizationId, out + 1);
     try {
       answer = await script(organizationId, windowIndex, waiting.length + lease, usage);
     } catch (err: unknown) {
+      callDone(organizationId);
       // Debug only: the 503 is logged with this cause, and the connection logs the outage once.
       logger.debug({ err, organizationId }, 'admission could not be checked: refusing with 503');
       queue.calling = false;
@@ -238,15 +247,24 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       for (const request of [...waiting, ...queue.waiting.splice(0)]) request.reject(refusal);
       return;
     }
-    const [granted, count, roomAfter] = answer;
+    const [granted, count, roomAfter, admittedInWindow] = answer;
+    callDone(organizationId);
     // Requests whose window ended while they waited stay out of the next window's count.
-    if (granted > 0 && taken.latest().windowIndex <= windowIndex) taken.add(organizationId, windowIndex, granted);
-    if (hasCeiling && usage) {
-      const counts = calls.countsOf(organizationId);
-      counts.inFlight += granted;
-      counts.nearCeiling = roomAfter <= NEAR_CEILING_MARGIN;
-      ceilings.set(organizationId, usage);
+    const current = taken.latest().windowIndex <= windowIndex;
+    if (granted > 0 && current) taken.add(organizationId, windowIndex, granted);
+    // Units granted to a call whose answer was lost (timed out here): served from here after all.
+    // Not under a ceiling, whose count this call has just written without them.
+    const lost = admittedInWindow - taken.get(organizationId, windowIndex);
+    if (lost > 0 && current && !hasCeiling) {
+      taken.add(organizationId, windowIndex, lost);
+      queue.held += lost;
+      calls.countsOf(organizationId).inFlight += lost;
     }
+    // Counted with a ceiling or without: its calls count as soon as one is set.
+    const counts = calls.countsOf(organizationId);
+    counts.inFlight += granted;
+    counts.nearCeiling = hasCeiling && roomAfter <= NEAR_CEILING_MARGIN;
+    if (hasCeiling && usage) ceilings.set(organizationId, usage);
     const countBefore = count - granted;
     waiting.forEach((request, i) => {
       if (i < granted) {
@@ -264,6 +282,17 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     if (queue.waiting.length > 0) void call(queue);
   };
 
+  /** After the grant is counted here (or the call failed). */
+  function callDone(organizationId: string): void {
+    const out = (callsOut.get(organizationId) ?? 1) - 1;
+    if (out > 0) {
+      callsOut.set(organizationId, out);
+      return;
+    }
+    callsOut.delete(organizationId);
+    if (writeAfterCall.delete(organizationId)) writeSoon(organizationId);
+  }
+
   const sendQueued = (): void => {
     sendScheduled = false;
     for (const queue of toSend) if (!queue.calling && queue.waiting.length > 0) void call(queue);
@@ -272,7 +301,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
 
   // Every organization's counts written again after a reconnect (Redis may have restarted empty).
   const writeAll = (): void => {
-    for (const organizationId of new Set([...ceilings.keys(), ...taken.latest().counts.keys()]))
+    for (const organizationId of new Set([...calls.all.keys(), ...taken.latest().counts.keys()]))
       writeBack(organizationId);
   };
   redis.on('ready', writeAll);
@@ -285,8 +314,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     if (nowMs - lastRenewMs < FIELD_LIFETIME_MS / 3) return;
     lastRenewMs = nowMs;
     for (const [organizationId, counts] of calls.all) {
-      if (counts.waiting === 0 && counts.inFlight === 0 && counts.acknowledged === 0) continue;
-      writeSoon(organizationId);
+      if (counts.inFlight !== 0 || ceilings.has(organizationId)) writeSoon(organizationId);
     }
   }, idleMs);
   tick.unref();
@@ -351,7 +379,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       // The places held here go back now rather than when the field's lifetime ends.
       for (const queue of queues.values()) dropHeld(queue);
       await Promise.allSettled(
-        [...ceilings.keys()].map((organizationId) => {
+        [...calls.all.keys()].map((organizationId) => {
           const { windowIndex } = taken.latest();
           return script(
             organizationId,
