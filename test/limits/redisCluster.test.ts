@@ -11,7 +11,9 @@ import { serveLimitedGateways } from './limitedGateways.js';
 const NOW = new Date('2026-11-21T12:00:15.000Z');
 const silent = pino({ level: 'silent' });
 
-describe('request limit on a Redis cluster', () => {
+describe('request limit on a Redis cluster', function () {
+  // 1,440 requests through three instances and three nodes: slow on a loaded machine, never stuck.
+  this.timeout(60_000);
   let cluster: RedisCluster;
   const connections: RedisConnection[] = [];
   const limiters: Admission[] = [];
@@ -44,15 +46,23 @@ describe('request limit on a Redis cluster', () => {
     const gateways = await serveLimitedGateways(limiters, () => NOW);
     const organizations = Array.from({ length: 24 }, (_, i) => `org_${i}`);
     const admitted = new Map<string, number>();
+    /** 503s per organization: each is a call that missed the command timeout. */
+    const unavailable = new Map<string, number>();
     const statuses = new Set<number>();
     // 200 concurrent clients, each sending requests one after another: twice each allowance in all.
+    // On a loaded machine a Redis call can miss its command timeout: that request answers 503 and,
+    // as a client would, is sent again (to the next instance), so every request ends admitted or limited.
     let next = 0;
     const requests = organizations.length * allowance * 2;
     const client = async () => {
       for (let request = next++; request < requests; request = next++) {
         const organizationId = organizations[request % organizations.length]!;
-        const status = await gateways.get(request % 3, organizationId);
-        statuses.add(status);
+        let status = 503;
+        for (let attempt = 0; status === 503 && attempt < 20; attempt++) {
+          status = await gateways.get(request + attempt, organizationId);
+          statuses.add(status);
+          if (status === 503) unavailable.set(organizationId, (unavailable.get(organizationId) ?? 0) + 1);
+        }
         if (status === 200) admitted.set(organizationId, (admitted.get(organizationId) ?? 0) + 1);
       }
     };
@@ -61,16 +71,20 @@ describe('request limit on a Redis cluster', () => {
     } finally {
       await gateways.close();
     }
-    // A call abandoned at the command timeout on a busy machine answers 503 (and may still be counted).
+    // A call abandoned at the command timeout answers 503 to each request it asked for; what Redis
+    // granted it is served by that instance's next call for the organization, if one comes.
     assert.deepEqual(
       [...statuses].filter((status) => ![200, 429, 503].includes(status)),
       [],
     );
+    // Never more; fewer only by the units of abandoned calls (at most one per 503 here: an allowance
+    // this small is taken without leases), so on a quiet machine exactly the allowance.
     for (const organizationId of organizations) {
-      assert.ok((admitted.get(organizationId) ?? 0) <= allowance, `${organizationId}: ${admitted.get(organizationId)}`);
+      const served = admitted.get(organizationId) ?? 0;
+      const refused = unavailable.get(organizationId) ?? 0;
+      assert.ok(served <= allowance, `${organizationId}: ${served}`);
+      assert.ok(served >= allowance - refused, `${organizationId}: ${served} admitted, ${refused} answered 503`);
     }
-    const total = [...admitted.values()].reduce((sum, count) => sum + count, 0);
-    assert.ok(total >= organizations.length * allowance * 0.95, `${total} admitted in all`);
     // The counts really live on several nodes: each organization's key on the node owning its slot.
     const keysPerNode = await Promise.all(
       cluster.nodes.map((node) => withClient(node.port, (client) => client.dbsize())),
