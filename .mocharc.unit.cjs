@@ -17,6 +17,7 @@ module.exports = {
     'test/limits/redisFailover.test.ts',
     'test/limits/redisLimiter.test.ts',
     'test/redis/silentRedis.test.ts',
+    'test/usage/ceilingChange.test.ts',
     'test/usage/sharedCeiling.test.ts',
     'test/usage/redisClusterUsage.test.ts',
     'test/usage/redisUsageBuffer.test.ts',
