@@ -1,0 +1,103 @@
+import assert from 'node:assert/strict';
+import { pino } from 'pino';
+import { ceilingKey, defineAdmissionScripts, windowKey } from '../../src/limits/admissionScript.js';
+import { closeRedis, connectRedis, type RedisConnection } from '../../src/redis/connectRedis.js';
+import { eventually } from '../support/eventually.js';
+import { type RedisServer, skipWithoutRedis, startRedisServer } from '../support/redisServer.js';
+
+/** The admission script on a real redis-server, called directly. */
+
+const ORG = 'org_script';
+const WINDOW = 7;
+const LIFETIME = 60_000;
+
+describe('admission script (Redis)', () => {
+  let redis: RedisServer;
+  let connection: RedisConnection;
+
+  /** One call as an instance makes it: its own counts, a verification, how many it wants. */
+  const admit = (
+    instance: string,
+    want: number,
+    counts: { taken?: number; waiting?: number; acknowledged?: number; inFlight?: number } = {},
+    usage: { ceiling: number | ''; used?: number; acknowledgedBefore?: number } = { ceiling: '' },
+    allowance = 1000,
+  ) =>
+    connection.admit(
+      windowKey(ORG, WINDOW),
+      ceilingKey(ORG),
+      instance,
+      counts.taken ?? 0,
+      allowance,
+      LIFETIME,
+      want,
+      usage.ceiling,
+      usage.used ?? 0,
+      usage.acknowledgedBefore ?? 0,
+      counts.waiting ?? 0,
+      counts.acknowledged ?? 0,
+      counts.inFlight ?? 0,
+      15_000,
+      LIFETIME,
+    );
+  const field = (instance: string) => connection.hget(ceilingKey(ORG), instance);
+
+  before(async function () {
+    skipWithoutRedis(this);
+    redis = await startRedisServer();
+    connection = connectRedis({ kind: 'server', url: redis.url }, pino({ level: 'silent' }));
+    defineAdmissionScripts(connection);
+    await eventually('connected', () => connection.status === 'ready');
+  });
+  after(async () => {
+    if (connection) closeRedis(connection);
+    await redis?.stop();
+  });
+  beforeEach(async () => {
+    await connection.flushall();
+  });
+
+  it('grants the limit whole or not, and no more than the allowance over instances', async () => {
+    const none = { ceiling: '' } as const;
+    assert.deepEqual(await admit('a', 6, {}, none, 10), [6, 6, 0, 6]);
+    assert.deepEqual(await admit('b', 6, {}, none, 10), [4, 10, 0, 4]);
+    assert.deepEqual(await admit('a', 1, { taken: 6 }, none, 10), [0, 10, 0, 6]);
+  });
+
+  it('adds back what an instance took when Redis forgot it, and a repeated write changes nothing', async () => {
+    await admit('a', 3);
+    await admit('b', 2);
+    await connection.flushall();
+    assert.deepEqual(await admit('a', 0, { taken: 3 }), [0, 3, 0, 3]);
+    assert.deepEqual(await admit('a', 0, { taken: 3 }), [0, 3, 0, 3]);
+    assert.deepEqual(await admit('b', 0, { taken: 2 }), [0, 5, 0, 2]);
+  });
+
+  it('admits while used + waiting + in flight + acknowledgements since the verify stay under the ceiling', async () => {
+    // Ceiling 100, used 80: 20 left. Instance b has 4 waiting and 2 in flight; 3 acknowledged since the verify.
+    await admit('b', 0, { waiting: 4, acknowledged: 13, inFlight: 2 }, { ceiling: 100, used: 80 });
+    const usage = { ceiling: 100, used: 80, acknowledgedBefore: 10 };
+    const [granted, , room] = await admit('a', 20, {}, usage);
+    assert.equal(granted, 20 - 4 - 2 - 3);
+    assert.equal(room, 0);
+    assert.deepEqual((await field('a'))?.split(' ').slice(0, 3), ['0', '0', '11']);
+    // Written whole again (a repeat, or after a restart): the same answer.
+    assert.equal((await admit('a', 1, { inFlight: 11 }, usage))[0], 0);
+    assert.equal((await admit('a', 1, { inFlight: 11 }, usage))[0], 0);
+  });
+
+  it("drops a silent instance's in-flight calls once its field's time has passed, keeping what it recorded", async () => {
+    // An instance gone long ago: 3 waiting, 5 acknowledged, 7 in flight.
+    await connection.hset(ceilingKey(ORG), 'gone-instance', '3 5 7 1000');
+    const [granted] = await admit('a', 100, {}, { ceiling: 100, used: 0, acknowledgedBefore: 5 });
+    assert.equal(granted, 100 - 3, 'its 3 waiting count, its 7 in flight no longer');
+    assert.equal(await field('gone-instance'), null, 'folded');
+    assert.equal(await field('gone'), '3 5 0 0');
+    assert.equal(await connection.acknowledgedCalls(ceilingKey(ORG)), 5);
+  });
+
+  it('writes no ceiling key for an organization that never had one', async () => {
+    await admit('a', 1, { waiting: 3 });
+    assert.equal(await connection.exists(ceilingKey(ORG)), 0);
+  });
+});
