@@ -172,7 +172,7 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     assert.equal(Number(attribute(server, 'http.response.status_code')), 200);
 
     const byName = (name: string) => spans.find((span) => span.name === name);
-    for (const name of ['auth', 'limit', 'cache']) assert.equal(byName(name)?.parentSpanId, server.spanId, name);
+    for (const name of ['auth', 'admit', 'cache']) assert.equal(byName(name)?.parentSpanId, server.spanId, name);
     assert.equal(attribute(byName('cache'), 'cache.result'), 'miss');
     const platformSpan = spans.find((span) => span.name.startsWith('platform '));
     assert.ok(platformSpan, 'a platform span');
