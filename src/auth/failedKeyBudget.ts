@@ -70,7 +70,7 @@ export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudg
           return await inner.authenticate(credentials);
         } catch (err: unknown) {
           // Not a refusal of the key but an outage (503): a caller whose key has verified here is no flood.
-          if (!(err instanceof ApiError)) credentials.onKnownKeyUnserved?.();
+          if (!(err instanceof ApiError) || err.status === 503) credentials.onKnownKeyUnserved?.();
           throw err;
         }
       }
