@@ -329,10 +329,9 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       calls.ledger.dropped(organizationId, count);
       writeSoon(organizationId);
     },
-    adopted(organizationId, count) {
-      calls.ledger.adopted(organizationId, count);
-      writeSoon(organizationId);
-    },
+    // Calls taken over from another instance (its entries, a spool) stay counted in its field
+    // (folded into `gone` once it is dead); their acknowledgement here subtracts them.
+    adopted() {},
     async beforeVerify(organizationId) {
       // The key's organization is not known yet: its answer is asked again, knowing it.
       if (organizationId === undefined) return { acknowledgedFor: () => null, end() {} };
