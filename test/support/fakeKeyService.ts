@@ -23,6 +23,8 @@ export interface FakeKeyService {
   usageDuplicates(): number;
   /** Makes POST /v1/usage answer this status, counting nothing (null: count again). */
   refuseUsage(status: number | null): void;
+  /** Makes POST /v1/keys/verify answer this status (null: answer again). */
+  refuseVerify(status: number | null): void;
   /** Every GET /v1/events, with the Last-Event-ID it carried. */
   readonly streamRequests: Array<{ lastEventId: string | undefined }>;
   /** The headers of every request received, in order. */
@@ -60,6 +62,7 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
   let unauthorizedRequests = 0;
   let streamRefusal: number | null = null;
   let usageRefusal: number | null = null;
+  let verifyRefusal: number | null = null;
   let usageDuplicates = 0;
   let verifyDelayMs = 0;
   const requestHeaders: IncomingHttpHeaders[] = [];
@@ -82,6 +85,7 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
     const body = await readJson(req);
     if (req.method === 'POST' && req.url === '/v1/keys/verify') {
       verifyCalls += 1;
+      if (verifyRefusal !== null) return json(res, verifyRefusal, { error: 'unavailable' });
       const keyHash = isRecord(body) ? body.keyHash : undefined;
       if (typeof keyHash !== 'string' || !/^[0-9a-f]{64}$/.test(keyHash))
         return json(res, 400, { error: 'invalid_request' });
@@ -149,6 +153,9 @@ export async function startFakeKeyService(): Promise<FakeKeyService> {
     usageDuplicates: () => usageDuplicates,
     refuseUsage(status) {
       usageRefusal = status;
+    },
+    refuseVerify(status) {
+      verifyRefusal = status;
     },
     streamRequests,
     requestHeaders,

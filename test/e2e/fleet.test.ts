@@ -1,0 +1,227 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { seedPlatformData } from '../../src/local/seedData.js';
+import { freePort } from '../support/childEnvironment.js';
+import { eventually } from '../support/eventually.js';
+import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
+import { type GatewayProcess, startGatewayProcess } from '../support/gatewayProcess.js';
+import { type BalancedServer, type Balancer, skipWithoutHaproxy, startBalancer } from '../support/haproxy.js';
+import { testKey, verifyAnswer } from '../support/keys.js';
+import { type RedisServer, skipWithoutRedis, startRedisServer } from '../support/redisServer.js';
+import { tempDir } from '../support/tempDir.js';
+import { type HeldPlatform, startHeldPlatform } from './heldPlatform.js';
+
+const DAY_MS = 86_400_000;
+/** Above what the balancer needs to mark an instance down (2 checks 1 s apart), with room for a busy machine. */
+const SHUTDOWN_DELAY_SECONDS = 3;
+const CLIENTS = 4;
+
+interface Tally {
+  readonly statuses: Map<number, number>;
+  /** Answers not in the gateway's JSON envelope (the balancer's own pages), and failed connections. */
+  readonly notGateway: string[];
+  /** 503s from the gateway without Retry-After. */
+  readonly withoutRetryAfter: number;
+}
+
+/**
+ * Three gateway instances on one Redis behind a real haproxy that checks each admin
+ * port's /readyz every second (out after 2 failures, no retries, no redispatch), with
+ * one platform and one key service shared by all: a rolling restart under steady load,
+ * and a stall of both upstreams, as operators see them.
+ */
+describe('a fleet of three instances behind haproxy (real processes)', function () {
+  this.timeout(180_000);
+  const key = testKey('fleet reader');
+  let redis: RedisServer;
+  let keyService: FakeKeyService;
+  let platform: HeldPlatform;
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  let balancer: Balancer | undefined;
+  /** Six slots: the three first instances, and the three that replace them. */
+  let slots: BalancedServer[] = [];
+  const running = new Map<string, GatewayProcess>();
+
+  before(async function () {
+    skipWithoutRedis(this);
+    skipWithoutHaproxy(this);
+    dir = await tempDir('fleet-');
+    redis = await startRedisServer();
+    keyService = await startFakeKeyService();
+    const expiresAt = new Date(Date.now() + 365 * DAY_MS).toISOString();
+    keyService.setAnswer(
+      key,
+      verifyAnswer(key, { key: { organizationId: 'org_demo', expiresAt }, usage: { ceiling: null } }),
+    );
+    platform = await startHeldPlatform(seedPlatformData(new Date()));
+    slots = [];
+    for (const name of ['a1', 'a2', 'a3', 'b1', 'b2', 'b3']) {
+      slots.push({ name, port: await freePort(), adminPort: await freePort() });
+    }
+    await Promise.all(slots.slice(0, 3).map((slot) => start(slot)));
+    balancer = await startBalancer(dir.path, slots);
+    // haproxy counts a server up until its checks fail: wait for the empty slots to be out.
+    await until('the three instances in, the empty slots out', async () => {
+      const states = await balancer?.states();
+      return slots.every((slot) => states?.[slot.name] === (running.has(slot.name) ? 'UP' : 'DOWN'));
+    });
+  });
+  after(async () => {
+    await Promise.all([...running.values()].map((gateway) => gateway.group.destroy()));
+    await balancer?.stop();
+    await platform?.close();
+    await keyService?.close();
+    await redis?.stop();
+    await dir?.remove();
+  });
+
+  const start = async (slot: BalancedServer): Promise<GatewayProcess> => {
+    const gateway = await startGatewayProcess(
+      {
+        LOG_LEVEL: 'warn',
+        PLATFORM_GRAPHQL_URL: platform.url,
+        PLATFORM_TOKEN: platform.token,
+        KEY_SERVICE_URL: keyService.url,
+        KEY_SERVICE_TOKEN: keyService.token,
+        REDIS_URL: redis.url,
+        RATE_LIMIT_REQUESTS: '1000000',
+        TRUSTED_PROXY_HOPS: '1',
+        UPSTREAM_TIMEOUT_MS: '1000',
+        SHUTDOWN_DELAY_SECONDS: String(SHUTDOWN_DELAY_SECONDS),
+        USAGE_SPOOL_DIR: join(dir.path, `spool-${slot.name}`),
+      },
+      { port: slot.port, adminPort: slot.adminPort },
+    );
+    running.set(slot.name, gateway);
+    return gateway;
+  };
+  const stop = async (name: string): Promise<void> => {
+    const gateway = running.get(name);
+    assert.ok(gateway);
+    gateway.group.signalGroup('SIGTERM');
+    const exit = await gateway.group.exitWithin((SHUTDOWN_DELAY_SECONDS + 10) * 1000);
+    assert.deepEqual(exit, { code: 0, signal: null }, gateway.group.stderr());
+    running.delete(name);
+  };
+  const stateOf = async (name: string) => (await balancer?.states())?.[name];
+
+  /** Client loops through the balancer until `stop()`, each request after the last one's answer. */
+  const load = (paths: (client: number, i: number) => string, clients = CLIENTS) => {
+    const tally: Tally & { withoutRetryAfter: number } = { statuses: new Map(), notGateway: [], withoutRetryAfter: 0 };
+    let stopped = false;
+    const loop = async (client: number) => {
+      for (let i = 0; !stopped; i++) {
+        try {
+          const res = await fetch(`${balancer?.url}${paths(client, i)}`, {
+            headers: { authorization: `Bearer ${key}` },
+          });
+          const body = await res.text();
+          tally.statuses.set(res.status, (tally.statuses.get(res.status) ?? 0) + 1);
+          if (!(res.headers.get('content-type') ?? '').startsWith('application/json')) {
+            tally.notGateway.push(`${res.status} ${body.slice(0, 80)}`);
+          }
+          if (res.status === 503 && res.headers.get('retry-after') === null) tally.withoutRetryAfter += 1;
+        } catch (err: unknown) {
+          tally.notGateway.push(`connection: ${String(err)}`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    };
+    const loops = Array.from({ length: clients }, (_, client) => loop(client));
+    return {
+      tally,
+      async stop() {
+        stopped = true;
+        await Promise.all(loops);
+      },
+    };
+  };
+
+  it('a rolling restart (SIGTERM one at a time, a replacement started first) under steady load: 0 client errors, one usage event per 200', async () => {
+    keyService.usageEvents.splice(0);
+    const traffic = load((client, i) => `/v1/api/keywords?site=acme.com&limit=${1 + ((client + i) % 20)}`);
+    try {
+      await eventually('traffic flows', () => (traffic.tally.statuses.get(200) ?? 0) >= 50, 20_000);
+      for (const [old, next] of [
+        ['a1', 'b1'],
+        ['a2', 'b2'],
+        ['a3', 'b3'],
+      ] as const) {
+        const slot = slots.find((s) => s.name === next);
+        assert.ok(slot);
+        await start(slot);
+        await until(`${next} in the balancer`, async () => (await stateOf(next)) === 'UP');
+        await stop(old);
+        assert.notEqual(await stateOf(old), 'UP', `${old} out of the balancer once it has exited`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    } finally {
+      await traffic.stop();
+    }
+    const { statuses, notGateway } = traffic.tally;
+    const ok = statuses.get(200) ?? 0;
+    console.log(`      rolling restart: ${JSON.stringify(Object.fromEntries(statuses))}, others: ${notGateway.length}`);
+    assert.deepEqual(notGateway, [], 'no answer from the balancer, no failed connection');
+    assert.deepEqual([...statuses.keys()], [200], 'every answer a 200');
+    // The instances still running deliver what the stopped ones left in Redis.
+    await eventually('every 200 delivered', () => keyService.usageEvents.length >= ok, 20_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const ids = new Set(keyService.usageEvents.map((event) => event.id));
+    assert.equal(ids.size, keyService.usageEvents.length, 'each event counted once');
+    assert.equal(keyService.usageEvents.length, ok, 'one usage event per 200');
+  });
+
+  it('an upstream stall (platform hangs, key service answers 503) is answered by the gateways, not the balancer', async () => {
+    const cached = ['/v1/api/keywords?site=acme.com&limit=7', '/v1/api/audit-issues?site=acme.com'];
+    // Each instance caches its own answers: warm every one of them directly.
+    for (const gateway of running.values()) {
+      for (const path of cached) {
+        const res = await fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+        await res.arrayBuffer();
+        assert.equal(res.status, 200);
+      }
+    }
+    platform.hold();
+    keyService.refuseVerify(503);
+    keyService.refuseUsage(503);
+    let days = 0;
+    const hits = load((_client, i) => cached[i % 2] ?? '', 3);
+    const misses = load(() => `/v1/api/rankings?site=acme.com&days=${1 + (days++ % 90)}`, 2);
+    const states: string[] = [];
+    try {
+      const stallEnds = Date.now() + 4000;
+      while (Date.now() < stallEnds) {
+        const now = (await balancer?.states()) ?? {};
+        states.push(...[...running.keys()].map((name) => `${name}:${now[name]}`));
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    } finally {
+      await Promise.all([hits.stop(), misses.stop()]);
+      platform.release();
+      keyService.refuseVerify(null);
+      keyService.refuseUsage(null);
+    }
+    const summary = (tally: Tally) => JSON.stringify(Object.fromEntries(tally.statuses));
+    console.log(`      stall: cached URLs ${summary(hits.tally)}, others ${summary(misses.tally)}`);
+    assert.deepEqual([...hits.tally.notGateway, ...misses.tally.notGateway], [], 'zero answers from the balancer');
+    assert.ok(
+      states.every((state) => state.endsWith(':UP')),
+      `every instance stayed in the balancer: ${states.join(',')}`,
+    );
+    assert.deepEqual([...hits.tally.statuses.keys()], [200], 'the cached URLs all answered 200');
+    assert.ok(
+      (misses.tally.statuses.get(200) ?? 0) === 0 && misses.tally.statuses.size > 0,
+      'the others answered errors',
+    );
+    assert.equal(misses.tally.withoutRetryAfter, 0, 'every 503 with Retry-After');
+  });
+});
+
+/** Like eventually, for a condition that asks a process. */
+async function until(what: string, check: () => Promise<boolean>, withinMs = 20_000): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  while (!(await check().catch(() => false))) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
