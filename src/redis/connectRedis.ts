@@ -54,15 +54,19 @@ const SERVER_OPTIONS = {
  * request limit and the usage ceiling share it. Whoever builds it closes it (closeRedis).
  *
  * Sentinels: ioredis asks them for the master at every (re)connect, which the retry
- * every ≤ 500 ms repeats until the promoted replica answers. ioredis's failoverDetector
- * stays off: a +switch-master arriving while the client is still asking the sentinels
- * ends the client for good (its connect is cancelled, and no reconnect follows). A
- * master demoted while connected answers writes with READONLY: that reconnects.
+ * every ≤ 500 ms repeats until the promoted replica answers. A planned failover leaves the
+ * old master answering writes until the sentinels turn it into a replica, seconds later,
+ * and then drops them: so the gateway follows `+switch-master` itself (followFailovers).
+ * ioredis's failoverDetector stays off: a +switch-master arriving while the client is
+ * still asking the sentinels ends the client for good (its connect is cancelled, and no
+ * reconnect follows). A master demoted while connected answers writes with READONLY:
+ * that reconnects too.
  * Cluster: scripts run on the node owning their keys' slot, so every script's keys
  * must carry one hash tag (`{...}`).
  */
 export function connectRedis(target: RedisTarget, logger: Logger): RedisConnection {
   const connection = build(target);
+  if (target.kind === 'sentinel' && connection instanceof Redis) followers.set(connection, followFailovers(target, connection, logger));
   let lost = false;
   connection.on('error', (err: unknown) => {
     if (!closing.has(connection)) logger.debug({ err }, 'redis connection error');
@@ -83,10 +87,64 @@ export function connectRedis(target: RedisTarget, logger: Logger): RedisConnecti
 /** Connections closed on purpose: their 'close' is no outage to report. */
 const closing = new WeakSet<RedisConnection>();
 
+/** How long after a +switch-master a connection insists on the address announced. */
+const FOLLOW_CHECK_MS = 2000;
+
+/** The sentinel subscriptions of a connection through sentinels. */
+const followers = new WeakMap<RedisConnection, readonly Redis[]>();
+
 /** Closes the connection at once: QUIT would wait for a Redis that may be gone. */
 export function closeRedis(connection: RedisConnection): void {
   closing.add(connection);
+  for (const follower of followers.get(connection) ?? []) follower.disconnect();
   connection.disconnect();
+}
+
+/**
+ * Subscribes to `+switch-master` on every sentinel; when one announces a new master for
+ * this group, the connection drops its socket to the old one at once and reconnects, asking
+ * the sentinels again. For up to FOLLOW_CHECK_MS after, a `ready` on another address than
+ * the one announced reconnects again (a sentinel that has not yet heard of the switch may
+ * still name the old master); past it any address is taken, so an announced address that
+ * differs from the one reached (NAT, host names) never keeps the connection cycling.
+ */
+function followFailovers(
+  target: Extract<RedisTarget, { kind: 'sentinel' }>,
+  connection: Redis,
+  logger: Logger,
+): Redis[] {
+  let announced: string | null = null;
+  let announcedAt = 0;
+  const connectedTo = () => `${connection.stream?.remoteAddress ?? ''}:${connection.stream?.remotePort ?? ''}`;
+  connection.on('ready', () => {
+    if (announced === null) return;
+    if (connectedTo() === announced || performance.now() - announcedAt > FOLLOW_CHECK_MS) announced = null;
+    else connection.disconnect(true);
+  });
+  return target.sentinels.map(({ host, port }) => {
+    const sentinel = new Redis({
+      host,
+      port,
+      ...(target.sentinelPassword === undefined ? {} : { password: target.sentinelPassword }),
+      ...(target.tls === undefined ? {} : { tls: tlsOptions(target.tls) }),
+      retryStrategy: reconnectDelay,
+      connectTimeout: SERVER_OPTIONS.connectTimeout,
+    });
+    sentinel.on('error', (err: unknown) => logger.debug({ err }, 'sentinel subscription error'));
+    sentinel.on('message', (_channel: string, message: string) => {
+      // `<group> <old ip> <old port> <new ip> <new port>`
+      const [group, , , newHost, newPort] = message.split(' ');
+      if (group !== target.name || newHost === undefined || newPort === undefined) return;
+      const next = `${newHost}:${newPort}`;
+      if (next === announced || next === connectedTo()) return;
+      announced = next;
+      announcedAt = performance.now();
+      logger.info('redis master switched: reconnecting to the new one');
+      connection.disconnect(true);
+    });
+    sentinel.subscribe('+switch-master').catch((err: unknown) => logger.debug({ err }, 'sentinel subscription error'));
+    return sentinel;
+  });
 }
 
 /** True while commands can be sent (connected, and for a cluster, its slots known). */

@@ -1,0 +1,218 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { seedPlatformData } from '../../src/local/seedData.js';
+import { eventually } from '../support/eventually.js';
+import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
+import { type GatewayProcess, startGatewayProcess } from '../support/gatewayProcess.js';
+import { testKey, verifyAnswer } from '../support/keys.js';
+import { skipWithoutRedis } from '../support/redisServer.js';
+import { type SentinelSet, startSentinelSet, withClient } from '../support/redisTopology.js';
+import { tempDir } from '../support/tempDir.js';
+import { type HeldPlatform, startHeldPlatform } from './heldPlatform.js';
+
+const DAY_MS = 86_400_000;
+/** The issue's promise: no gateway command reaches the demoted master later than this after +switch-master. */
+const FOLLOW_WITHIN_MS = 1000;
+/** Commands the sentinels and replication send to a server themselves; every other one came from a gateway. */
+const NOT_FROM_GATEWAYS = new Set([
+  'info',
+  'ping',
+  'publish',
+  'subscribe',
+  'replconf',
+  'psync',
+  'sync',
+  'slaveof',
+  'replicaof',
+  'client',
+  'config',
+  'multi',
+  'exec',
+  'command',
+  'hello',
+  'auth',
+  'role',
+  'select',
+]);
+
+/** Calls of the commands a gateway sends, as the server counted them (rejected and failed ones too). */
+async function gatewayCommands(port: number): Promise<number> {
+  const stats = await withClient(port, (client) => client.info('commandstats'));
+  let total = 0;
+  for (const match of stats.matchAll(
+    /^cmdstat_([\w|]+):calls=(\d+),[^\n]*?rejected_calls=(\d+),failed_calls=(\d+)/gm,
+  )) {
+    const command = (match[1] ?? '').split('|')[0] ?? '';
+    if (!NOT_FROM_GATEWAYS.has(command)) total += Number(match[2]) + Number(match[3]) + Number(match[4]);
+  }
+  return total;
+}
+
+/**
+ * Two gateway processes on a Redis master watched by sentinels, under steady load, through a
+ * planned failover (SENTINEL FAILOVER): they follow +switch-master within a second (nothing
+ * reaches the demoted master after), and the key service gets one usage event per 200.
+ */
+describe('a planned Sentinel failover under load (real processes)', function () {
+  this.timeout(120_000);
+  const key = testKey('sentinel reader');
+  let set: SentinelSet;
+  let keyService: FakeKeyService;
+  let platform: HeldPlatform;
+  let dir: Awaited<ReturnType<typeof tempDir>>;
+  const gateways: GatewayProcess[] = [];
+  const watchers: Redis[] = [];
+
+  before(async function () {
+    skipWithoutRedis(this);
+    dir = await tempDir('sentinel-failover-');
+    set = await startSentinelSet();
+    keyService = await startFakeKeyService();
+    const expiresAt = new Date(Date.now() + 365 * DAY_MS).toISOString();
+    keyService.setAnswer(
+      key,
+      verifyAnswer(key, { key: { organizationId: 'org_demo', expiresAt }, usage: { ceiling: null } }),
+    );
+    platform = await startHeldPlatform(seedPlatformData(new Date()));
+    const env = (i: number) => ({
+      LOG_LEVEL: 'warn',
+      PLATFORM_GRAPHQL_URL: platform.url,
+      PLATFORM_TOKEN: platform.token,
+      KEY_SERVICE_URL: keyService.url,
+      KEY_SERVICE_TOKEN: keyService.token,
+      REDIS_SENTINELS: set.sentinels.map((sentinel) => `127.0.0.1:${sentinel.port}`).join(','),
+      REDIS_SENTINEL_NAME: set.name,
+      RATE_LIMIT_REQUESTS: '1000000',
+      SHUTDOWN_DELAY_SECONDS: '0',
+      USAGE_SPOOL_DIR: join(dir.path, `spool-${i}`),
+    });
+    gateways.push(...(await Promise.all([0, 1].map((i) => startGatewayProcess(env(i))))));
+  });
+  after(async () => {
+    for (const watcher of watchers) watcher.disconnect();
+    await Promise.all(gateways.map((gateway) => gateway.group.destroy()));
+    await platform?.close();
+    await keyService?.close();
+    await set?.stop();
+    await dir?.remove();
+  });
+
+  let switchedAt: number | null = null;
+  /** What the clients got, and when the first 200 after the latest +switch-master came. */
+  const traffic = {
+    statuses: new Map<number, number>(),
+    notEnvelope: 0,
+    withoutRetryAfter: 0,
+    okAfterSwitch: 0,
+    firstOkAfterSwitch: null as number | null,
+  };
+  let stopped = true;
+  let loops: Array<Promise<void>> = [];
+  const startLoad = () => {
+    traffic.statuses.clear();
+    Object.assign(traffic, { notEnvelope: 0, withoutRetryAfter: 0, okAfterSwitch: 0, firstOkAfterSwitch: null });
+    stopped = false;
+    const loop = async (client: number) => {
+      for (let i = 0; !stopped; i++) {
+        const gateway = gateways[(client + i) % gateways.length];
+        const res = await fetch(`${gateway?.url}/v1/api/keywords?site=acme.com&limit=${1 + (i % 10)}`, {
+          headers: { authorization: `Bearer ${key}` },
+        });
+        await res.arrayBuffer();
+        traffic.statuses.set(res.status, (traffic.statuses.get(res.status) ?? 0) + 1);
+        if (!(res.headers.get('content-type') ?? '').startsWith('application/json')) traffic.notEnvelope += 1;
+        if (res.status === 503 && res.headers.get('retry-after') === null) traffic.withoutRetryAfter += 1;
+        if (res.status === 200 && switchedAt !== null) {
+          traffic.okAfterSwitch += 1;
+          traffic.firstOkAfterSwitch ??= Date.now();
+        }
+        await new Promise((resolve) => setTimeout(resolve, res.status === 200 ? 10 : 50));
+      }
+    };
+    loops = Array.from({ length: 4 }, (_, client) => loop(client));
+  };
+  const stopLoad = async () => {
+    stopped = true;
+    await Promise.all(loops);
+  };
+  const watchSwitches = async () => {
+    for (const sentinel of set.sentinels) {
+      const watcher = new Redis({ port: sentinel.port, host: '127.0.0.1' });
+      watchers.push(watcher);
+      await watcher.subscribe('+switch-master');
+      watcher.on('message', () => {
+        switchedAt ??= Date.now();
+      });
+    }
+  };
+  let delivered = 0;
+  let answered = 0;
+
+  it('SENTINEL FAILOVER: no gateway command reaches the demoted master from 1 s after +switch-master', async () => {
+    await watchSwitches();
+    startLoad();
+    let before = 0;
+    let after = 0;
+    try {
+      await eventually('traffic flows', () => (traffic.statuses.get(200) ?? 0) >= 100, 20_000);
+      const answer = await withClient(set.sentinels[0]?.port ?? 0, (client) =>
+        client.call('SENTINEL', 'FAILOVER', set.name),
+      );
+      assert.equal(answer, 'OK');
+      await eventually('+switch-master', () => switchedAt !== null, 20_000);
+      const switched = switchedAt ?? 0;
+      await new Promise((resolve) => setTimeout(resolve, switched + FOLLOW_WITHIN_MS - Date.now()));
+      before = await gatewayCommands(set.master.port);
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      after = await gatewayCommands(set.master.port);
+      await eventually('200s after the switch', () => traffic.okAfterSwitch >= 50, 10_000);
+    } finally {
+      await stopLoad();
+    }
+    answered = traffic.statuses.get(200) ?? 0;
+    await eventually('every 200 delivered', () => keyService.usageEvents.length >= answered, 8000).catch(() => {});
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    delivered = new Set(keyService.usageEvents.map((event) => event.id)).size;
+    console.log(
+      `      planned failover: ${JSON.stringify(Object.fromEntries(traffic.statuses))}; gateway commands on the ` +
+        `demoted master from +switch-master + 1 s to + 4 s: ${after - before}; usage events ${delivered} for ${answered} 200s`,
+    );
+    assert.equal(after - before, 0, 'no gateway command reached the demoted master');
+    assert.equal(traffic.notEnvelope, 0);
+    assert.equal(traffic.withoutRetryAfter, 0, 'every 503 with Retry-After');
+  });
+
+  // Pending until each instance keeps every counted call until the key service acknowledges it
+  // (issue 25 point 4): the calls written to the old master between the promotion and
+  // +switch-master are dropped with its data when it turns replica.
+  it.skip('SENTINEL FAILOVER: one usage event per 200', () => {
+    assert.equal(delivered, answered, 'one usage event per 200');
+  });
+
+  it('the master SIGKILLed: clients get only JSON 503s with Retry-After, and 200s within 2 s of +switch-master', async () => {
+    switchedAt = null;
+    startLoad();
+    try {
+      await eventually('traffic flows', () => (traffic.statuses.get(200) ?? 0) >= 100, 20_000);
+      // After the planned failover, the master is the former replica.
+      await set.replica.kill();
+      await eventually('+switch-master', () => switchedAt !== null, 20_000);
+      await eventually('200s after the switch', () => traffic.firstOkAfterSwitch !== null, 10_000);
+    } finally {
+      await stopLoad();
+    }
+    const backWithinMs = (traffic.firstOkAfterSwitch ?? 0) - (switchedAt ?? 0);
+    console.log(
+      `      master SIGKILL: ${JSON.stringify(Object.fromEntries(traffic.statuses))}; 200s back ${backWithinMs} ms after +switch-master`,
+    );
+    assert.equal(traffic.notEnvelope, 0, 'every answer in the envelope');
+    assert.deepEqual(
+      [...traffic.statuses.keys()].filter((status) => status !== 200 && status !== 503),
+      [],
+      'nothing but 200 and 503',
+    );
+    assert.equal(traffic.withoutRetryAfter, 0, 'every 503 with Retry-After');
+    assert.ok(backWithinMs <= 2000, `200s back ${backWithinMs} ms after +switch-master`);
+  });
+});
