@@ -66,7 +66,8 @@ const SERVER_OPTIONS = {
  */
 export function connectRedis(target: RedisTarget, logger: Logger): RedisConnection {
   const connection = build(target);
-  if (target.kind === 'sentinel' && connection instanceof Redis) followers.set(connection, followFailovers(target, connection, logger));
+  if (target.kind === 'sentinel' && connection instanceof Redis)
+    followers.set(connection, followFailovers(target, connection, logger));
   let lost = false;
   connection.on('error', (err: unknown) => {
     if (!closing.has(connection)) logger.debug({ err }, 'redis connection error');

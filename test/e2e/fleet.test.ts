@@ -1,17 +1,13 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { seedPlatformData } from '../../src/local/seedData.js';
 import { freePort } from '../support/childEnvironment.js';
 import { eventually } from '../support/eventually.js';
-import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
 import { type GatewayProcess, startGatewayProcess } from '../support/gatewayProcess.js';
 import { type BalancedServer, type Balancer, skipWithoutHaproxy, startBalancer } from '../support/haproxy.js';
-import { testKey, verifyAnswer } from '../support/keys.js';
 import { type RedisServer, skipWithoutRedis, startRedisServer } from '../support/redisServer.js';
+import { type SharedUpstreams, startSharedUpstreams } from '../support/sharedUpstreams.js';
 import { tempDir } from '../support/tempDir.js';
-import { type HeldPlatform, startHeldPlatform } from './heldPlatform.js';
 
-const DAY_MS = 86_400_000;
 /** Above what the balancer needs to mark an instance down (2 checks 1 s apart), with room for a busy machine. */
 const SHUTDOWN_DELAY_SECONDS = 3;
 const CLIENTS = 4;
@@ -32,10 +28,8 @@ interface Tally {
  */
 describe('a fleet of three instances behind haproxy (real processes)', function () {
   this.timeout(180_000);
-  const key = testKey('fleet reader');
   let redis: RedisServer;
-  let keyService: FakeKeyService;
-  let platform: HeldPlatform;
+  let upstreams: SharedUpstreams;
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let balancer: Balancer | undefined;
   /** Six slots: the three first instances, and the three that replace them. */
@@ -47,13 +41,7 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
     skipWithoutHaproxy(this);
     dir = await tempDir('fleet-');
     redis = await startRedisServer();
-    keyService = await startFakeKeyService();
-    const expiresAt = new Date(Date.now() + 365 * DAY_MS).toISOString();
-    keyService.setAnswer(
-      key,
-      verifyAnswer(key, { key: { organizationId: 'org_demo', expiresAt }, usage: { ceiling: null } }),
-    );
-    platform = await startHeldPlatform(seedPlatformData(new Date()));
+    upstreams = await startSharedUpstreams('fleet reader');
     slots = [];
     for (const name of ['a1', 'a2', 'a3', 'b1', 'b2', 'b3']) {
       slots.push({ name, port: await freePort(), adminPort: await freePort() });
@@ -69,8 +57,7 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
   after(async () => {
     await Promise.all([...running.values()].map((gateway) => gateway.group.destroy()));
     await balancer?.stop();
-    await platform?.close();
-    await keyService?.close();
+    await upstreams?.close();
     await redis?.stop();
     await dir?.remove();
   });
@@ -79,10 +66,7 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
     const gateway = await startGatewayProcess(
       {
         LOG_LEVEL: 'warn',
-        PLATFORM_GRAPHQL_URL: platform.url,
-        PLATFORM_TOKEN: platform.token,
-        KEY_SERVICE_URL: keyService.url,
-        KEY_SERVICE_TOKEN: keyService.token,
+        ...upstreams.env,
         REDIS_URL: redis.url,
         RATE_LIMIT_REQUESTS: '1000000',
         TRUSTED_PROXY_HOPS: '1',
@@ -113,7 +97,7 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
       for (let i = 0; !stopped; i++) {
         try {
           const res = await fetch(`${balancer?.url}${paths(client, i)}`, {
-            headers: { authorization: `Bearer ${key}` },
+            headers: { authorization: `Bearer ${upstreams.key}` },
           });
           const body = await res.text();
           tally.statuses.set(res.status, (tally.statuses.get(res.status) ?? 0) + 1);
@@ -138,7 +122,7 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
   };
 
   it('a rolling restart (SIGTERM one at a time, a replacement started first) under steady load: 0 client errors, one usage event per 200', async () => {
-    keyService.usageEvents.splice(0);
+    upstreams.keyService.usageEvents.splice(0);
     const traffic = load((client, i) => `/v1/api/keywords?site=acme.com&limit=${1 + ((client + i) % 20)}`);
     try {
       await eventually('traffic flows', () => (traffic.tally.statuses.get(200) ?? 0) >= 50, 20_000);
@@ -164,11 +148,11 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
     assert.deepEqual(notGateway, [], 'no answer from the balancer, no failed connection');
     assert.deepEqual([...statuses.keys()], [200], 'every answer a 200');
     // The instances still running deliver what the stopped ones left in Redis.
-    await eventually('every 200 delivered', () => keyService.usageEvents.length >= ok, 20_000);
+    await eventually('every 200 delivered', () => upstreams.keyService.usageEvents.length >= ok, 20_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const ids = new Set(keyService.usageEvents.map((event) => event.id));
-    assert.equal(ids.size, keyService.usageEvents.length, 'each event counted once');
-    assert.equal(keyService.usageEvents.length, ok, 'one usage event per 200');
+    const ids = new Set(upstreams.keyService.usageEvents.map((event) => event.id));
+    assert.equal(ids.size, upstreams.keyService.usageEvents.length, 'each event counted once');
+    assert.equal(upstreams.keyService.usageEvents.length, ok, 'one usage event per 200');
   });
 
   it('an upstream stall (platform hangs, key service answers 503) is answered by the gateways, not the balancer', async () => {
@@ -176,14 +160,14 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
     // Each instance caches its own answers: warm every one of them directly.
     for (const gateway of running.values()) {
       for (const path of cached) {
-        const res = await fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+        const res = await fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${upstreams.key}` } });
         await res.arrayBuffer();
         assert.equal(res.status, 200);
       }
     }
-    platform.hold();
-    keyService.refuseVerify(503);
-    keyService.refuseUsage(503);
+    upstreams.platform.hold();
+    upstreams.keyService.refuseVerify(503);
+    upstreams.keyService.refuseUsage(503);
     let days = 0;
     const hits = load((_client, i) => cached[i % 2] ?? '', 3);
     const misses = load(() => `/v1/api/rankings?site=acme.com&days=${1 + (days++ % 90)}`, 2);
@@ -197,9 +181,9 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
       }
     } finally {
       await Promise.all([hits.stop(), misses.stop()]);
-      platform.release();
-      keyService.refuseVerify(null);
-      keyService.refuseUsage(null);
+      upstreams.platform.release();
+      upstreams.keyService.refuseVerify(null);
+      upstreams.keyService.refuseUsage(null);
     }
     const summary = (tally: Tally) => JSON.stringify(Object.fromEntries(tally.statuses));
     console.log(`      stall: cached URLs ${summary(hits.tally)}, others ${summary(misses.tally)}`);

@@ -1,17 +1,13 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { seedPlatformData } from '../../src/local/seedData.js';
 import { eventually } from '../support/eventually.js';
-import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
 import { type GatewayProcess, startGatewayProcess } from '../support/gatewayProcess.js';
-import { testKey, verifyAnswer } from '../support/keys.js';
 import { skipWithoutRedis } from '../support/redisServer.js';
 import { type SentinelSet, startSentinelSet, withClient } from '../support/redisTopology.js';
+import { type SharedUpstreams, startSharedUpstreams } from '../support/sharedUpstreams.js';
 import { tempDir } from '../support/tempDir.js';
-import { type HeldPlatform, startHeldPlatform } from './heldPlatform.js';
 
-const DAY_MS = 86_400_000;
 /** The issue's promise: no gateway command reaches the demoted master later than this after +switch-master. */
 const FOLLOW_WITHIN_MS = 1000;
 /** Commands the sentinels and replication send to a server themselves; every other one came from a gateway. */
@@ -56,10 +52,8 @@ async function gatewayCommands(port: number): Promise<number> {
  */
 describe('a planned Sentinel failover under load (real processes)', function () {
   this.timeout(120_000);
-  const key = testKey('sentinel reader');
   let set: SentinelSet;
-  let keyService: FakeKeyService;
-  let platform: HeldPlatform;
+  let upstreams: SharedUpstreams;
   let dir: Awaited<ReturnType<typeof tempDir>>;
   const gateways: GatewayProcess[] = [];
   const watchers: Redis[] = [];
@@ -68,19 +62,10 @@ describe('a planned Sentinel failover under load (real processes)', function () 
     skipWithoutRedis(this);
     dir = await tempDir('sentinel-failover-');
     set = await startSentinelSet();
-    keyService = await startFakeKeyService();
-    const expiresAt = new Date(Date.now() + 365 * DAY_MS).toISOString();
-    keyService.setAnswer(
-      key,
-      verifyAnswer(key, { key: { organizationId: 'org_demo', expiresAt }, usage: { ceiling: null } }),
-    );
-    platform = await startHeldPlatform(seedPlatformData(new Date()));
+    upstreams = await startSharedUpstreams('sentinel reader');
     const env = (i: number) => ({
       LOG_LEVEL: 'warn',
-      PLATFORM_GRAPHQL_URL: platform.url,
-      PLATFORM_TOKEN: platform.token,
-      KEY_SERVICE_URL: keyService.url,
-      KEY_SERVICE_TOKEN: keyService.token,
+      ...upstreams.env,
       REDIS_SENTINELS: set.sentinels.map((sentinel) => `127.0.0.1:${sentinel.port}`).join(','),
       REDIS_SENTINEL_NAME: set.name,
       RATE_LIMIT_REQUESTS: '1000000',
@@ -92,8 +77,7 @@ describe('a planned Sentinel failover under load (real processes)', function () 
   after(async () => {
     for (const watcher of watchers) watcher.disconnect();
     await Promise.all(gateways.map((gateway) => gateway.group.destroy()));
-    await platform?.close();
-    await keyService?.close();
+    await upstreams?.close();
     await set?.stop();
     await dir?.remove();
   });
@@ -117,7 +101,7 @@ describe('a planned Sentinel failover under load (real processes)', function () 
       for (let i = 0; !stopped; i++) {
         const gateway = gateways[(client + i) % gateways.length];
         const res = await fetch(`${gateway?.url}/v1/api/keywords?site=acme.com&limit=${1 + (i % 10)}`, {
-          headers: { authorization: `Bearer ${key}` },
+          headers: { authorization: `Bearer ${upstreams.key}` },
         });
         await res.arrayBuffer();
         traffic.statuses.set(res.status, (traffic.statuses.get(res.status) ?? 0) + 1);
@@ -171,9 +155,11 @@ describe('a planned Sentinel failover under load (real processes)', function () 
       await stopLoad();
     }
     answered = traffic.statuses.get(200) ?? 0;
-    await eventually('every 200 delivered', () => keyService.usageEvents.length >= answered, 8000).catch(() => {});
+    await eventually('every 200 delivered', () => upstreams.keyService.usageEvents.length >= answered, 8000).catch(
+      () => {},
+    );
     await new Promise((resolve) => setTimeout(resolve, 500));
-    delivered = new Set(keyService.usageEvents.map((event) => event.id)).size;
+    delivered = new Set(upstreams.keyService.usageEvents.map((event) => event.id)).size;
     console.log(
       `      planned failover: ${JSON.stringify(Object.fromEntries(traffic.statuses))}; gateway commands on the ` +
         `demoted master from +switch-master + 1 s to + 4 s: ${after - before}; usage events ${delivered} for ${answered} 200s`,

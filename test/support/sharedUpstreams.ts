@@ -1,0 +1,42 @@
+import { seedPlatformData } from '../../src/local/seedData.js';
+import { type HeldPlatform, startHeldPlatform } from '../e2e/heldPlatform.js';
+import { type FakeKeyService, startFakeKeyService } from './fakeKeyService.js';
+import { testKey, verifyAnswer } from './keys.js';
+
+const DAY_MS = 86_400_000;
+
+/** One platform and one key service shared by several gateway processes, with one reader key of org_demo (no ceiling). */
+export interface SharedUpstreams {
+  readonly keyService: FakeKeyService;
+  readonly platform: HeldPlatform;
+  readonly key: string;
+  /** The four variables that point a gateway at them. */
+  readonly env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startSharedUpstreams(keyName: string): Promise<SharedUpstreams> {
+  const key = testKey(keyName);
+  const keyService = await startFakeKeyService();
+  const expiresAt = new Date(Date.now() + 365 * DAY_MS).toISOString();
+  keyService.setAnswer(
+    key,
+    verifyAnswer(key, { key: { organizationId: 'org_demo', expiresAt }, usage: { ceiling: null } }),
+  );
+  const platform = await startHeldPlatform(seedPlatformData(new Date()));
+  return {
+    keyService,
+    platform,
+    key,
+    env: {
+      PLATFORM_GRAPHQL_URL: platform.url,
+      PLATFORM_TOKEN: platform.token,
+      KEY_SERVICE_URL: keyService.url,
+      KEY_SERVICE_TOKEN: keyService.token,
+    },
+    async close() {
+      await platform.close();
+      await keyService.close();
+    },
+  };
+}
