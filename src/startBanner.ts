@@ -8,8 +8,9 @@ const DEMO_CALLS = [
 ];
 
 /** What `npm start` prints once it listens: where, and (local mode) a key and curl lines that work. */
-export function startBanner(gateway: Pick<RunningGateway, 'url' | 'local'>): string {
+export function startBanner(gateway: Pick<RunningGateway, 'url' | 'adminUrl' | 'local'>): string {
   const lines = [``, `Gateway listening on ${gateway.url}`, `  API reference: ${gateway.url}/docs`];
+  if (gateway.adminUrl !== null) lines.push(`  Health, readiness, metrics: ${gateway.adminUrl}`);
   const local = gateway.local;
   if (local === null) return `${lines.join('\n')}\n\n`;
   lines.push(`  Upstreams: embedded local platform and key service (no PLATFORM_GRAPHQL_URL / KEY_SERVICE_URL set)`);

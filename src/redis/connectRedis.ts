@@ -140,6 +140,9 @@ function followFailovers(
       if (next === announced || next === connectedTo()) return;
       announced = next;
       announcedAt = performance.now();
+      // Only a connection that is up is cut: one still (re)connecting asks the sentinels anyway, and
+      // cutting it mid-connect ends the client for good (the ioredis flaw noted above); its 'ready' is checked.
+      if (connection.status !== 'ready') return;
       logger.info('redis master switched: reconnecting to the new one');
       connection.disconnect(true);
     });

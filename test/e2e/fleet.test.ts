@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { freePort } from '../support/childEnvironment.js';
 import { eventually } from '../support/eventually.js';
 import { type GatewayProcess, startGatewayProcess } from '../support/gatewayProcess.js';
 import { type BalancedServer, type Balancer, skipWithoutHaproxy, startBalancer } from '../support/haproxy.js';
@@ -18,6 +17,8 @@ interface Tally {
   readonly notGateway: string[];
   /** 503s from the gateway without Retry-After. */
   readonly withoutRetryAfter: number;
+  /** Status and reason of every answer other than 200. */
+  readonly reasons: Set<string>;
 }
 
 /**
@@ -42,11 +43,8 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
     dir = await tempDir('fleet-');
     redis = await startRedisServer();
     upstreams = await startSharedUpstreams('fleet reader');
-    slots = [];
-    for (const name of ['a1', 'a2', 'a3', 'b1', 'b2', 'b3']) {
-      slots.push({ name, port: await freePort(), adminPort: await freePort() });
-    }
-    await Promise.all(slots.slice(0, 3).map((slot) => start(slot)));
+    const first = await Promise.all(['a1', 'a2', 'a3'].map((name) => start(name)));
+    slots = [...first, { name: 'b1' }, { name: 'b2' }, { name: 'b3' }];
     balancer = await startBalancer(dir.path, slots);
     // haproxy counts a server up until its checks fail: wait for the empty slots to be out.
     await until('the three instances in, the empty slots out', async () => {
@@ -62,22 +60,19 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
     await dir?.remove();
   });
 
-  const start = async (slot: BalancedServer): Promise<GatewayProcess> => {
-    const gateway = await startGatewayProcess(
-      {
-        LOG_LEVEL: 'warn',
-        ...upstreams.env,
-        REDIS_URL: redis.url,
-        RATE_LIMIT_REQUESTS: '1000000',
-        TRUSTED_PROXY_HOPS: '1',
-        UPSTREAM_TIMEOUT_MS: '1000',
-        SHUTDOWN_DELAY_SECONDS: String(SHUTDOWN_DELAY_SECONDS),
-        USAGE_SPOOL_DIR: join(dir.path, `spool-${slot.name}`),
-      },
-      { port: slot.port, adminPort: slot.adminPort },
-    );
-    running.set(slot.name, gateway);
-    return gateway;
+  const start = async (name: string): Promise<BalancedServer> => {
+    const gateway = await startGatewayProcess({
+      LOG_LEVEL: 'warn',
+      ...upstreams.env,
+      REDIS_URL: redis.url,
+      RATE_LIMIT_REQUESTS: '1000000',
+      TRUSTED_PROXY_HOPS: '1',
+      UPSTREAM_TIMEOUT_MS: '1000',
+      SHUTDOWN_DELAY_SECONDS: String(SHUTDOWN_DELAY_SECONDS),
+      USAGE_SPOOL_DIR: join(dir.path, `spool-${name}`),
+    });
+    running.set(name, gateway);
+    return { name, port: gateway.port, adminPort: gateway.adminPort };
   };
   const stop = async (name: string): Promise<void> => {
     const gateway = running.get(name);
@@ -91,7 +86,12 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
 
   /** Client loops through the balancer until `stop()`, each request after the last one's answer. */
   const load = (paths: (client: number, i: number) => string, clients = CLIENTS) => {
-    const tally: Tally & { withoutRetryAfter: number } = { statuses: new Map(), notGateway: [], withoutRetryAfter: 0 };
+    const tally: Tally & { withoutRetryAfter: number } = {
+      statuses: new Map(),
+      notGateway: [],
+      withoutRetryAfter: 0,
+      reasons: new Set<string>(),
+    };
     let stopped = false;
     const loop = async (client: number) => {
       for (let i = 0; !stopped; i++) {
@@ -105,6 +105,7 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
             tally.notGateway.push(`${res.status} ${body.slice(0, 80)}`);
           }
           if (res.status === 503 && res.headers.get('retry-after') === null) tally.withoutRetryAfter += 1;
+          if (res.status !== 200) tally.reasons.add(`${res.status} ${/"reason":"(\w+)"/.exec(body)?.[1]}`);
         } catch (err: unknown) {
           tally.notGateway.push(`connection: ${String(err)}`);
         }
@@ -131,9 +132,8 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
         ['a2', 'b2'],
         ['a3', 'b3'],
       ] as const) {
-        const slot = slots.find((s) => s.name === next);
-        assert.ok(slot);
-        await start(slot);
+        const replacement = await start(next);
+        await balancer?.place(next, { port: replacement.port ?? 0, adminPort: replacement.adminPort ?? 0 });
         await until(`${next} in the balancer`, async () => (await stateOf(next)) === 'UP');
         await stop(old);
         assert.notEqual(await stateOf(old), 'UP', `${old} out of the balancer once it has exited`);
@@ -185,7 +185,8 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
       upstreams.keyService.refuseVerify(null);
       upstreams.keyService.refuseUsage(null);
     }
-    const summary = (tally: Tally) => JSON.stringify(Object.fromEntries(tally.statuses));
+    const summary = (tally: Tally) =>
+      `${JSON.stringify(Object.fromEntries(tally.statuses))} ${[...tally.reasons].join(', ')}`;
     console.log(`      stall: cached URLs ${summary(hits.tally)}, others ${summary(misses.tally)}`);
     assert.deepEqual([...hits.tally.notGateway, ...misses.tally.notGateway], [], 'zero answers from the balancer');
     assert.ok(

@@ -90,11 +90,13 @@ describe('a planned Sentinel failover under load (real processes)', function () 
     withoutRetryAfter: 0,
     okAfterSwitch: 0,
     firstOkAfterSwitch: null as number | null,
+    reasons: new Set<string>(),
   };
   let stopped = true;
   let loops: Array<Promise<void>> = [];
   const startLoad = () => {
     traffic.statuses.clear();
+    traffic.reasons.clear();
     Object.assign(traffic, { notEnvelope: 0, withoutRetryAfter: 0, okAfterSwitch: 0, firstOkAfterSwitch: null });
     stopped = false;
     const loop = async (client: number) => {
@@ -103,7 +105,8 @@ describe('a planned Sentinel failover under load (real processes)', function () 
         const res = await fetch(`${gateway?.url}/v1/api/keywords?site=acme.com&limit=${1 + (i % 10)}`, {
           headers: { authorization: `Bearer ${upstreams.key}` },
         });
-        await res.arrayBuffer();
+        const body = await res.text();
+        if (res.status !== 200) traffic.reasons.add(`${res.status} ${/"reason":"(\w+)"/.exec(body)?.[1]}`);
         traffic.statuses.set(res.status, (traffic.statuses.get(res.status) ?? 0) + 1);
         if (!(res.headers.get('content-type') ?? '').startsWith('application/json')) traffic.notEnvelope += 1;
         if (res.status === 503 && res.headers.get('retry-after') === null) traffic.withoutRetryAfter += 1;

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { childEnvironment, freePort } from './childEnvironment.js';
+import { childEnvironment } from './childEnvironment.js';
 import { type ProcessGroup, startProcessGroup } from './processGroup.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -14,28 +14,27 @@ export interface GatewayProcess {
   readonly adminPort: number;
 }
 
-/** A gateway process (`src/main.ts`, as `npm start` runs it) on loopback: the public listener and the admin one, on the ports given or free ones. */
-export async function startGatewayProcess(
-  env: Record<string, string>,
-  ports: { port?: number; adminPort?: number } = {},
-): Promise<GatewayProcess> {
-  const port = ports.port ?? (await freePort());
-  const adminPort = ports.adminPort ?? (await freePort());
+/**
+ * A gateway process (`src/main.ts`, as `npm start` runs it) on loopback, its public and admin
+ * listeners on ports the system picks (no race with other processes for a port chosen
+ * beforehand), both read from its banner.
+ */
+export async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
   const group = startProcessGroup(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: REPO_ROOT,
-    env: childEnvironment({ HOST: '127.0.0.1', PORT: String(port), ADMIN_PORT: String(adminPort), ...env }),
+    env: childEnvironment({ HOST: '127.0.0.1', PORT: '0', ADMIN_PORT: '0', ...env }),
   });
+  let banner: RegExpExecArray;
   try {
-    await group.waitForOutput(/Gateway listening on/, 60_000, 'stderr');
+    banner = await group.waitForOutput(
+      /Gateway listening on (http:\/\/[\d.]+:(\d+))\n[\s\S]*?Health, readiness, metrics: (http:\/\/[\d.]+:(\d+))\n/,
+      60_000,
+      'stderr',
+    );
   } catch (err: unknown) {
     await group.destroy();
     throw err;
   }
-  return {
-    group,
-    url: `http://127.0.0.1:${port}`,
-    port,
-    adminUrl: `http://127.0.0.1:${adminPort}`,
-    adminPort,
-  };
+  const [, url = '', port = '', adminUrl = '', adminPort = ''] = banner;
+  return { group, url, port: Number(port), adminUrl, adminPort: Number(adminPort) };
 }

@@ -13,6 +13,8 @@ import { isRequired } from './testEnvironment.js';
  */
 export interface Balancer {
   readonly url: string;
+  /** Points a server slot at an instance (haproxy's runtime API), as an orchestrator does for a replacement. */
+  place(name: string, server: { port: number; adminPort: number }): Promise<void>;
   /** Each server's state by name (`UP`, `DOWN`, ...), from haproxy's stats socket. */
   states(): Promise<Record<string, string>>;
   stop(): Promise<void>;
@@ -20,9 +22,13 @@ export interface Balancer {
 
 export interface BalancedServer {
   readonly name: string;
-  readonly port: number;
-  readonly adminPort: number;
+  /** Where it serves and where its readiness is checked; absent: an empty slot (nothing listens there). */
+  readonly port?: number;
+  readonly adminPort?: number;
 }
+
+/** An address where nothing listens: an empty slot's checks fail until it is placed. */
+const NOWHERE = 1;
 
 /** Debian installs it in /usr/sbin, which a user's PATH may leave out. */
 const HAPROXY = ['haproxy', '/usr/sbin/haproxy'].find((command) => {
@@ -67,7 +73,10 @@ export async function startBalancer(dir: string, servers: readonly BalancedServe
       '  option httpchk GET /readyz',
       '  http-check expect status 200',
       '  default-server inter 1s fall 2 rise 1',
-      ...servers.map((server) => `  server ${server.name} 127.0.0.1:${server.port} check port ${server.adminPort}`),
+      ...servers.map(
+        (server) =>
+          `  server ${server.name} 127.0.0.1:${server.port ?? NOWHERE} check port ${server.adminPort ?? NOWHERE}`,
+      ),
       '',
     ].join('\n'),
   );
@@ -95,7 +104,15 @@ export async function startBalancer(dir: string, servers: readonly BalancedServe
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  return { url: `http://127.0.0.1:${port}`, states, stop: () => group.destroy() };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    async place(name, server) {
+      await ask(socket, `set server gateways/${name} addr 127.0.0.1 port ${server.port}\n`);
+      await ask(socket, `set server gateways/${name} check-port ${server.adminPort}\n`);
+    },
+    states,
+    stop: () => group.destroy(),
+  };
 }
 
 /** One command on haproxy's stats socket, and its whole answer. */

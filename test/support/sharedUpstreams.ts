@@ -24,6 +24,8 @@ export async function startSharedUpstreams(keyName: string): Promise<SharedUpstr
     verifyAnswer(key, { key: { organizationId: 'org_demo', expiresAt }, usage: { ceiling: null } }),
   );
   const platform = await startHeldPlatform(seedPlatformData(new Date()));
+  // The real key service pings its event stream every 15 s; the gateways trust cached verifications only while it does.
+  const pings = setInterval(() => keyService.sendComment('ping'), 5000);
   return {
     keyService,
     platform,
@@ -35,6 +37,7 @@ export async function startSharedUpstreams(keyName: string): Promise<SharedUpstr
       KEY_SERVICE_TOKEN: keyService.token,
     },
     async close() {
+      clearInterval(pings);
       await platform.close();
       await keyService.close();
     },
