@@ -9,6 +9,7 @@ module.exports = {
     'test/lifecycle/shutdownProcess.test.ts',
     'test/lifecycle/startupFailures.test.ts',
     'test/local/keysCli.test.ts',
+    'test/local/upstreamsCli.test.ts',
     'test/telemetry/tracing.test.ts',
     'test/usage/usageRedisProcess.test.ts',
   ],
