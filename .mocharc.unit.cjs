@@ -4,6 +4,10 @@ module.exports = {
   ...require('./.mocharc.json'),
   ignore: [
     'test/e2e/**',
+    'test/auth/refusalTiming.test.ts',
+    'test/auth/unknownKeyFlood.test.ts',
+    'test/http/pipelinedFlood.test.ts',
+    'test/http/silentSockets.test.ts',
     'test/deploy/productionRun.test.ts',
     'test/docs/**',
     'test/generated/**',
