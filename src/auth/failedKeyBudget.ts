@@ -49,6 +49,15 @@ interface Window {
 export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudgetOptions): Authenticator {
   const windows = new LRUCache<string, Window>({ max: MAX_CLIENTS });
   const inFlight = options.inFlight ?? OPEN_VERIFICATIONS;
+  // Requests waiting on the verification of an unseen key, per address and key: the first one
+  // reserves the place; the others share its verification (the authenticator makes one call per
+  // key), so an export starting wide with a new key is not refused for its own concurrency.
+  const waitingOnKey = new Map<string, number>();
+  const leave = (slot: string): void => {
+    const waiting = (waitingOnKey.get(slot) ?? 1) - 1;
+    if (waiting > 0) waitingOnKey.set(slot, waiting);
+    else waitingOnKey.delete(slot);
+  };
 
   const currentWindow = (client: string, nowMs: number): Window => {
     const window = windows.get(client);
@@ -74,6 +83,16 @@ export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudg
           throw err;
         }
       }
+      const slot = `${client} ${key.keyHash}`;
+      const waiting = waitingOnKey.get(slot);
+      if (waiting !== undefined) {
+        waitingOnKey.set(slot, waiting + 1);
+        try {
+          return await inner.authenticate(credentials);
+        } finally {
+          leave(slot);
+        }
+      }
       const nowMs = options.now().getTime();
       let window = currentWindow(client, nowMs);
       if (window.spent >= options.perMinute || window.open >= inFlight) {
@@ -82,6 +101,7 @@ export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudg
       }
       window.spent += 1;
       window.open += 1;
+      waitingOnKey.set(slot, 1);
       let unknown = false;
       try {
         return await inner.authenticate(credentials);
@@ -90,6 +110,7 @@ export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudg
         throw err;
       } finally {
         // The window may have turned meanwhile: the place goes back to the one it is counted in.
+        leave(slot);
         window = currentWindow(client, options.now().getTime());
         window.open = Math.max(0, window.open - 1);
         if (!unknown) window.spent = Math.max(0, window.spent - 1);

@@ -115,4 +115,44 @@ describe('failed-key budget under concurrency', () => {
     clock.advance(60_000);
     assert.equal(await present('next minute'), 'invalid_key', 'the next minute has its budget back');
   });
+
+  it('lets 50 requests at once with one new key from one address share one verification: none refused', async () => {
+    let calls = 0;
+    const known: Authenticator = {
+      async authenticate() {
+        calls += 1;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        return { organizationId: 'org_a', keyId: 'key_a', keyPrefix: 'atl_' };
+      },
+    };
+    const clock = mutableClock('2026-11-24T12:00:00.000Z');
+    const budget = withFailedKeyBudget(known, { perMinute: 30, hasSucceeded: () => false, now: clock.now });
+    const outcomes = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        budget
+          .authenticate({
+            authorization: `Bearer ${testKey('new export key')}`,
+            apiKeyHeader: undefined,
+            clientAddress: '10.0.0.9',
+          })
+          .then(
+            () => 'passed',
+            (err: unknown) => (err as { reason?: string }).reason ?? 'other',
+          ),
+      ),
+    );
+    assert.deepEqual(new Set(outcomes), new Set(['passed']));
+    assert.equal(calls, 50, 'each request asked the authenticator, which makes one key-service call per key');
+    assert.equal(
+      await budget
+        .authenticate({
+          authorization: `Bearer ${testKey('another')}`,
+          apiKeyHeader: undefined,
+          clientAddress: '10.0.0.9',
+        })
+        .then(() => 'passed'),
+      'passed',
+      'the key spent no budget',
+    );
+  });
 });
