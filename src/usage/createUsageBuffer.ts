@@ -34,7 +34,7 @@ export interface UsageBufferOptions {
   /** Metrics: a batch of this many events was acknowledged / failed (and will be sent again). */
   readonly onFlushed?: (events: number) => void;
   readonly onFlushFailed?: (events: number) => void;
-  /** Told per organization what is sent, acknowledged, dropped, and taken in from elsewhere: the ceiling count. */
+  /** Told per organization what is sent, acknowledged, dropped, and adopted from a spool: the ceiling count. */
   readonly ledger?: UsageLedger;
   /** Where what is left at the shutdown deadline goes, and where what others left is taken from. */
   readonly spool?: UsageSpool;
@@ -78,10 +78,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   };
   const queue = (options.queue ?? ((hooks) => createMemoryQueue(hooks.perRound)))({
     perRound: batchSize,
-    taken(rounds) {
-      tell(eventsOf(rounds), 'adopted');
-      timer.soon();
-    },
+    wake: () => timer.soon(),
     stored: (events) => spool?.safe(events),
   });
 
@@ -190,10 +187,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const deliverSpooled = async (): Promise<number> => {
     const events = stopped || !spool ? [] : await spool.claim();
     if (events.length === 0) return 0;
-    const rounds: Round[] = [];
-    for (let start = 0; start < events.length; start += batchSize)
-      rounds.push({ events: events.slice(start, start + batchSize), entryId: null, finished: false });
-    queue.add(rounds);
+    queue.add(events);
     tell(events, 'adopted');
     logger.info({ events: events.length }, 'usage events from the spool: delivering');
     timer.soon();

@@ -16,18 +16,16 @@ export interface RedisQueueOptions {
 
 /** Events per append at most: a backlog (Redis was away) goes in pieces. */
 const MAX_APPEND = 1000;
-/** Entries taken over per call. */
 const TAKE_AT_ONCE = 100;
 const TAKE_OVER_EVERY_MS = 2000;
 /** Between writes to a Redis that refused. */
 const REDIS_RETRY_MS = 250;
 
 /**
- * The queue of an instance that shares a Redis: the rounds in memory, as on its own (it sends
- * them, and keeps each until the key service acknowledges it), and a copy of each in the usage
- * stream within `persistIntervalMs`, which another instance delivers should this one die.
- * When Redis has fewer of this instance's entries than it wrote (restarted empty, a failover
- * that lost writes), everything kept is written again.
+ * The queue of an instance that shares a Redis: the rounds in memory, sent and kept as on its
+ * own, and a copy of each in the usage stream within `persistIntervalMs`, which another
+ * instance delivers should this one die. When Redis has fewer of this instance's entries than
+ * it wrote (restarted empty, a failover that lost writes), all it keeps is written again.
  */
 export function redisUsageQueue(options: RedisQueueOptions): (hooks: QueueHooks) => UsageQueue {
   return (hooks) => createRedisUsageQueue(options, hooks);
@@ -43,12 +41,10 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
   const memory = createMemoryQueue(hooks.perRound, (round) => unwritten.push(round));
   /** Finished rounds whose entries are still in Redis. */
   const removable: Round[] = [];
-  /** Entries pending for this instance in Redis, as far as it knows. */
+  /** Entries pending for this instance in Redis, as far as it knows: exact, as one Redis call runs at a time. */
   let ownEntries = 0;
   let refused = false;
-  /** When each piece of work last ran. */
   const last = { write: 0, keep: 0, takeOver: Number.NEGATIVE_INFINITY };
-  /** The Redis work under way: one call at a time, so `ownEntries` stays exact unless Redis loses entries. */
   let running: Promise<void> | null = null;
 
   const failed = (err: unknown, what: string): void => {
@@ -56,13 +52,12 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
     refused = true;
   };
 
-  const adopt = (entries: readonly StoredRound[]): void => {
+  const takeIn = (entries: readonly StoredRound[]): void => {
+    for (const { entryId, events } of entries) memory.append({ entryId, events, finished: false });
+    ownEntries += entries.length;
     if (entries.length === 0) return;
-    const rounds = entries.map(({ entryId, events }) => ({ entryId, events, finished: false }));
-    ownEntries += rounds.length;
-    memory.add(rounds);
-    logger.info({ events: eventsOf(rounds).length }, 'usage events another instance left in redis: delivering');
-    hooks.taken(rounds);
+    logger.info({ entries: entries.length }, 'usage events another instance left in redis: delivering');
+    hooks.wake();
   };
 
   const write = async (): Promise<void> => {
@@ -75,13 +70,11 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
       events += round.events.length;
     }
     if (rounds.length === 0) return;
-    let written: Awaited<ReturnType<UsageStream['append']>>;
-    try {
-      written = await stream.append(rounds.map((round) => round.events));
-    } catch (err: unknown) {
+    const written = await stream.append(rounds.map((round) => round.events)).catch((err: unknown) => {
       unwritten.unshift(...rounds);
-      return failed(err, 'store usage events');
-    }
+      failed(err, 'store usage events');
+    });
+    if (!written) return;
     if (refused) logger.info('usage: redis takes events again');
     refused = false;
     rounds.forEach((round, i) => {
@@ -90,7 +83,7 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
     });
     ownEntries += rounds.length;
     hooks.stored(eventsOf(rounds));
-    adopt(written.unread);
+    takeIn(written.unread);
   };
 
   const remove = async (): Promise<void> => {
@@ -122,26 +115,22 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
     }
   };
 
+  const due = (work: keyof typeof last, everyMs: number, at: number): boolean => {
+    if (at - last[work] < everyMs) return false;
+    last[work] = at;
+    return true;
+  };
   const tick = (): Promise<void> => {
     running ??= (async () => {
       const at = Date.now();
       try {
-        if (at - last.write >= (refused ? REDIS_RETRY_MS : persistIntervalMs)) {
-          last.write = at;
-          await write();
-        }
+        if (due('write', refused ? REDIS_RETRY_MS : persistIntervalMs, at)) await write();
         if (removable.length > 0) await remove();
-        if (at - last.keep >= keepEveryMs) {
-          last.keep = at;
-          await keep();
-        }
-        if (at - last.takeOver >= TAKE_OVER_EVERY_MS) {
-          last.takeOver = at;
-          for (let full = true; full; ) {
-            const entries = await stream.takeOver(claimIdleMs, TAKE_AT_ONCE);
-            adopt(entries);
-            full = entries.length >= TAKE_AT_ONCE;
-          }
+        if (due('keep', keepEveryMs, at)) await keep();
+        for (let full = due('takeOver', TAKE_OVER_EVERY_MS, at); full; ) {
+          const entries = await stream.takeOver(claimIdleMs, TAKE_AT_ONCE);
+          takeIn(entries);
+          full = entries.length >= TAKE_AT_ONCE;
         }
       } catch (err: unknown) {
         failed(err, 'keep usage events');
@@ -172,11 +161,7 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
         if (hasUnwritten()) await sleep(Math.max(0, Math.min(REDIS_RETRY_MS, deadline - Date.now())));
       }
       if (removable.length > 0) await remove();
-      await stream
-        .letGo()
-        .catch((err: unknown) =>
-          logger.warn({ err }, 'usage: lease not ended; another instance takes over once it lapses'),
-        );
+      await stream.letGo().catch((err: unknown) => logger.warn({ err }, 'usage: lease not ended (lapses by itself)'));
       const left = memory.rounds;
       return {
         leftInRedis: eventsOf(left.filter((round) => round.entryId !== null)).length,

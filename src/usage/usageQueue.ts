@@ -9,15 +9,15 @@ export interface Round {
   finished: boolean;
 }
 
-/** What the delivery loop sends from: every counted call of this instance until the key service acknowledges (or refuses) it. */
+/** What the delivery loop sends from: every call this instance counted, until the key service acknowledges it. */
 export interface UsageQueue {
   /** Events kept: recorded or taken in, not yet finished. */
   size(): number;
   /** Of those, the events not in the batch being sent. */
   unsent(): number;
   push(call: RecordedCall): void;
-  /** Rounds that have their ids already (a spool's, another instance's). */
-  add(rounds: readonly Round[]): void;
+  /** Events that have their ids already (a spool's). */
+  add(events: readonly UsageEvent[]): void;
   /** The next batch: the oldest rounds not sent yet, whole, up to `max` events (one round at least). */
   take(max: number): Round[];
   /** The batch taken last was acknowledged or dropped. */
@@ -28,57 +28,52 @@ export interface UsageQueue {
   close(deadline: number): Promise<{ leftInRedis: number; unsaved: UsageEvent[] }>;
 }
 
-/** What the delivery loop tells the queue it makes. */
+/** What the delivery loop gives the queue it makes: the events per round, and a call for rounds taken in. */
 export interface QueueHooks {
-  /** Events per round at most. */
   readonly perRound: number;
-  /** Rounds another instance left, now kept here. */
-  taken(rounds: readonly Round[]): void;
+  /** Rounds another instance left are now kept here. */
+  wake(): void;
   /** Events now stored where another instance finds them. */
   stored(events: readonly UsageEvent[]): void;
 }
 
-export type MemoryQueue = UsageQueue & {
-  /** Every round not yet finished, oldest first: the batch being sent, then the rest. */
-  readonly rounds: readonly Round[];
-  /** Gives the recorded calls their ids, as rounds. */
-  closeCalls(): void;
-};
-
 export const eventsOf = (rounds: readonly Round[]): UsageEvent[] => rounds.flatMap((round) => round.events);
 
-/** The queue of an instance on its own: rounds in memory; `onRound` hears of each round that has no copy yet. */
-export function createMemoryQueue(perRound: number, onRound: (round: Round) => void = () => {}): MemoryQueue {
+/** The queue of an instance on its own: rounds in memory. `onRound` hears of each round that has no copy yet. */
+export function createMemoryQueue(perRound: number, onRound: (round: Round) => void = () => {}) {
   const calls: RecordedCall[] = [];
+  /** Every round not yet finished, oldest first: the batch being sent (the first `taken`), then the rest. */
   const rounds: Round[] = [];
   let taken = 0;
   let inBatch = 0;
   let size = 0;
   const append = (round: Round): void => {
     rounds.push(round);
+    size += round.events.length;
     if (round.entryId === null) onRound(round);
   };
+  /** Gives the recorded calls their ids, as rounds. */
   const closeCalls = (): void => {
-    while (calls.length > 0)
-      append({ events: calls.splice(0, perRound).map(toUsageEvent), entryId: null, finished: false });
+    size -= calls.length;
+    while (calls.length > 0) add(calls.splice(0, perRound).map(toUsageEvent));
+  };
+  const add = (events: readonly UsageEvent[]): void => {
+    for (let start = 0; start < events.length; start += perRound)
+      append({ events: events.slice(start, start + perRound), entryId: null, finished: false });
   };
   return {
     rounds,
+    append,
     closeCalls,
+    add,
     closeMs: 0,
     size: () => size,
     unsent: () => size - inBatch,
-    push(call) {
+    push(call: RecordedCall) {
       calls.push(call);
       size += 1;
     },
-    add(added) {
-      for (const round of added) {
-        append(round);
-        size += round.events.length;
-      }
-    },
-    take(max) {
+    take(max: number) {
       closeCalls();
       const batch: Round[] = [];
       for (; taken < rounds.length; taken++) {
@@ -89,7 +84,7 @@ export function createMemoryQueue(perRound: number, onRound: (round: Round) => v
       }
       return batch;
     },
-    finish(batch) {
+    finish(batch: readonly Round[]) {
       for (const round of batch) round.finished = true;
       rounds.splice(0, batch.length);
       taken -= batch.length;
@@ -100,5 +95,5 @@ export function createMemoryQueue(perRound: number, onRound: (round: Round) => v
       closeCalls();
       return { leftInRedis: 0, unsaved: eventsOf(rounds) };
     },
-  };
+  } satisfies UsageQueue & Record<string, unknown>;
 }
