@@ -18,12 +18,12 @@ import type { UsageSpool } from './usageSpool.js';
 export interface UsageBufferOptions {
   readonly sink: UsageSink;
   readonly logger: Logger;
-  /** Events per call to the key service: 1 to 1000 (its limit), default 1000. */
+  /** Events per call to the key service: 1 to 1000 (its limit, the default). */
   readonly batchSize?: number;
-  /** How long recorded calls may wait for companions before a batch goes. Default 1000 ms. */
+  /** How long recorded calls may wait for companions. Default 1000 ms. */
   readonly flushIntervalMs?: number;
   readonly now?: () => Date;
-  /** Backoff after a failed call: first delay and cap. Defaults 250 ms and 30 s. */
+  /** Backoff after a failed call: first delay and cap, defaults 250 ms and 30 s. */
   readonly retryBaseMs?: number;
   readonly retryMaxMs?: number;
   readonly random?: () => number;
@@ -31,7 +31,7 @@ export interface UsageBufferOptions {
   readonly isRejection?: (err: unknown) => boolean;
   /** Events kept at most (default DEFAULT_MAX_PENDING); beyond, calls are refused with 503 (ensureRoom). */
   readonly maxPending?: number;
-  /** Metrics: a batch of this many events was acknowledged / failed (and will be sent again). */
+  /** Metrics: a batch of this many events was acknowledged / failed. */
   readonly onFlushed?: (events: number) => void;
   readonly onFlushFailed?: (events: number) => void;
   /** Told per organization what is sent, acknowledged, dropped, and adopted from a spool: the ceiling count. */

@@ -24,11 +24,7 @@ export function countByOrganization(events: readonly UsageEvent[]): Record<strin
   return counts;
 }
 
-/**
- * One successful call as recorded: references to what the request already holds, and its
- * time. It gets its id and RFC 3339 time only when it joins a round: made per call at
- * record time, those strings were the largest part of the old-generation growth under load.
- */
+/** One successful call as recorded. Its id and time text are made when it joins a round: made at record time they were the largest part of old-generation growth under load. */
 export interface RecordedCall {
   readonly principal: Principal;
   readonly route: string;

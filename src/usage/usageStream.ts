@@ -6,28 +6,18 @@ import type { UsageEvent } from './usageEvent.js';
 import { entryValues, readEntries, type StoredRound } from './usageStreamEntry.js';
 
 /**
- * The copy in Redis of the usage events the instances keep: one stream, one entry per round.
- * An instance reads what it writes into its own pending list in one consumer group, so no other sends
- * it while it lives, and renews a lease in a hash beside the stream (on Redis's clock, so the
- * hosts' clocks do not matter). What an instance kept whose lease was not renewed for a while
- * (killed, or closed with events left) is taken over by another. A count of the events in the
- * stream is kept beside it. One hash tag: a cluster keeps the keys on one node.
+ * The copy in Redis of the usage events the instances keep (README.md): one stream, one entry
+ * per round, each pending for the instance that wrote it in one consumer group; a lease per
+ * instance on Redis's clock; the count of the stream's events. One hash tag: one cluster node.
  * Only non-blocking commands: the connection is the one the request path shares.
  */
 export interface UsageStream {
   readonly consumer: string;
-  /**
-   * Appends one entry per round, pending for this instance, and renews its lease; resolves with
-   * the entries' ids and the entries no instance had read (now pending here). When it rejects
-   * they may have been written after all: written again, their ids are counted once.
-   */
+  /** Appends one entry per round (a round written before is found by its key), renews the lease; with the ids, entries no instance had read, now pending here. */
   append(rounds: ReadonlyArray<readonly UsageEvent[]>): Promise<{ entryIds: string[]; unread: StoredRound[] }>;
   /** Renews the lease; resolves with the number of entries pending for this instance. */
   keepAlive(): Promise<number>;
-  /**
-   * Up to `count` entries no instance read, or else pending for one whose lease is `idleMs` old,
-   * now pending here; consumers gone with nothing pending are dropped from the group on the way.
-   */
+  /** Up to `count` entries no instance read, or else of one whose lease is `idleMs` old, now pending here; drops consumers gone with nothing pending. */
   takeOver(idleMs: number, count: number): Promise<StoredRound[]>;
   /** Delivered: out of the group and the stream. A removal repeated subtracts nothing. */
   remove(entryIds: readonly string[]): Promise<void>;
