@@ -13,7 +13,7 @@ import { principalFor } from './principalFor.js';
 import { type CachedVerification, createVerificationCache } from './verificationCache.js';
 
 /** A verification and the gateway's acknowledged calls its `used` surely includes. */
-type Answer = Pick<CachedVerification, 'verification' | 'acknowledgedBefore'>;
+type Verified = Pick<CachedVerification, 'verification' | 'acknowledgedBefore'>;
 
 /**
  * API keys checked against the key service, the one source of truth.
@@ -64,7 +64,7 @@ export interface KeyAuthenticatorOptions {
 export interface KeyAuthenticator extends Authenticator {
   /** Starts following the key service's event stream (until then, nothing is cached). */
   start(): void;
-  /** Stops following and forgets every cached answer. */
+  /** Stops following and forgets every cached verification. */
   close(): Promise<void>;
 }
 
@@ -84,7 +84,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
   const settings: KeyAuthenticatorCacheOptions = { ...DEFAULT_CACHE, ...options.cache };
   const cache = createVerificationCache({ ...settings, ttlMs: settings.ttlMs + settings.staleMs, now });
   /** Verifications on their way, shared by concurrent requests for the same hash. */
-  const inFlight = new Map<string, Promise<Answer | null>>();
+  const inFlight = new Map<string, Promise<Verified | null>>();
   let stream: KeyEventStream | undefined;
   /** The organization of each key verified lately: a shared count is read by organization before the verify. */
   const organizationOfKey = new LRUCache<string, string>({ max: settings.max });
@@ -138,7 +138,11 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     return age <= settings.usageFreshnessMs ? 'fresh' : 'stale';
   }
 
-  async function verifyAndRemember(keyHash: string, lane?: 'refresh', organizationId?: string): Promise<Answer | null> {
+  async function verifyAndRemember(
+    keyHash: string,
+    lane?: 'refresh',
+    organizationId?: string,
+  ): Promise<Verified | null> {
     const generation = cache.generation();
     const cacheable = following();
     const sent = await ledger.beforeVerify(organizationId ?? organizationOfKey.get(keyHash));
@@ -161,16 +165,16 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       // The shared count could not be read without knowing whose key it was: asked again, knowing it.
       return verifyAndRemember(keyHash, lane, organization.id);
     }
-    const answer: Answer = { verification, acknowledgedBefore: acknowledgedBefore ?? 0 };
-    if (cacheable && following()) cache.remember(keyHash, answer, generation);
-    return answer;
+    const verified: Verified = { verification, acknowledgedBefore: acknowledgedBefore ?? 0 };
+    if (cacheable && following()) cache.remember(keyHash, verified, generation);
+    return verified;
   }
 
   function shared(
-    asking: Map<string, Promise<Answer | null>>,
+    asking: Map<string, Promise<Verified | null>>,
     keyHash: string,
     lane?: 'refresh',
-  ): Promise<Answer | null> {
+  ): Promise<Verified | null> {
     const pending = asking.get(keyHash);
     if (pending) return pending;
     const asked = verifyAndRemember(keyHash, lane).finally(() => {
@@ -180,12 +184,12 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     return asked;
   }
 
-  function answerFor(keyHash: string): Promise<Answer | null> {
+  function verifiedFor(keyHash: string): Promise<Verified | null> {
     const cached = cache.get(keyHash);
     const use = cached ? usability(cached) : 'unusable';
     if (cached && use === 'fresh') return Promise.resolve(cached);
     if (cached && use === 'stale') {
-      // The cached answer is served meanwhile: a line with the cause, no stack (an outage would repeat it).
+      // The cached verification is served meanwhile: a line with the cause, no stack (an outage would repeat it).
       shared(inFlight, keyHash, 'refresh').catch((err: unknown) =>
         logger.warn({ detail: describe(err) }, 'background verification failed'),
       );
@@ -202,13 +206,13 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       const key = toWellFormedKey(text);
       if (key === null) throw authFailure('malformed_key');
       credentials.onKeyPrefix?.(key.prefix);
-      const answer = await answerFor(key.keyHash);
+      const verified = await verifiedFor(key.keyHash);
       // A refusal is logged once, on the request's own line (prefix and reason).
-      if (answer === null) return principalFor(null, key, now());
-      const principal = principalFor(answer.verification, key, now());
+      if (verified === null) return principalFor(null, key, now());
+      const principal = principalFor(verified.verification, key, now());
       return {
         ...principal,
-        usage: { ...answer.verification.organization.usage, acknowledgedBefore: answer.acknowledgedBefore },
+        usage: { ...verified.verification.organization.usage, acknowledgedBefore: verified.acknowledgedBefore },
       };
     },
 

@@ -23,7 +23,7 @@ export function leaseSize(left: number): number {
   return Math.min(MAX_LEASE, Math.floor(left / LEASE_DIVISOR));
 }
 
-/** Whether a lease of `lease` units with `held` still unserved is renewed now. */
-export function renewsAhead(lease: number, held: number): boolean {
-  return lease >= RENEW_AHEAD_FROM && held <= lease / 2;
+/** Whether a lease of `lease` units with `unserved` of them still to serve is renewed now. */
+export function renewsAhead(lease: number, unserved: number): boolean {
+  return lease >= RENEW_AHEAD_FROM && unserved <= lease / 2;
 }

@@ -13,7 +13,7 @@ export interface RedisAdmissionOptions extends AdmissionOptions {
   /** The shared connection; admission never closes it. */
   readonly redis: RedisConnection;
   readonly logger: Logger;
-  /** Places held here and unused for this long go back. Default 1 s. */
+  /** Places leased here and unused for this long go back. Default 1 s. */
   readonly idleMs?: number;
 }
 
@@ -36,12 +36,12 @@ interface Waiter {
 interface Queue {
   readonly organizationId: string;
   readonly windowIndex: number;
-  /** The verification the places held here were checked against. */
+  /** The verification the places leased here were checked against. */
   usage: CallerUsage | undefined;
   waiting: Waiter[];
   calling: boolean;
   /** Units taken in Redis beyond the requests that asked (a limit unit and a ceiling place each): served here at once. */
-  held: number;
+  leased: number;
   lastLease: number;
   /** What Redis said was left of the allowance / under the ceiling after the last call; null before the first. */
   left: number | null;
@@ -61,7 +61,7 @@ const sameVerification = (a: CallerUsage | undefined, b: CallerUsage | undefined
 /**
  * Admission shared by every instance on one Redis (admissionScript.ts): one script call
  * per organization at a time; the requests that arrive while it is out ask together in
- * the next one, plus a small lease (leases.ts) served here at once. Units held here are
+ * the next one, plus a small lease (leases.ts) served here at once. Units leased here are
  * valid for their window and the verification they were checked against; a new window
  * or a new verification gives the ceiling's share back (the next write carries it).
  *
@@ -144,12 +144,12 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     });
   };
 
-  /** The ceiling's share of units held here goes back; their limit units are spent. */
+  /** The ceiling's share of units leased here goes back; their limit units are spent. */
   const dropHeld = (queue: Queue): void => {
-    if (queue.held === 0) return;
-    calls.countsOf(queue.organizationId).inFlight -= queue.held;
+    if (queue.leased === 0) return;
+    calls.countsOf(queue.organizationId).inFlight -= queue.leased;
     writeSoon(queue.organizationId);
-    queue.held = 0;
+    queue.leased = 0;
     queue.lastLease = 0;
   };
 
@@ -172,7 +172,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
         usage: undefined,
         waiting: [],
         calling: false,
-        held: 0,
+        leased: 0,
         lastLease: 0,
         left: null,
         room: null,
@@ -198,7 +198,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
         given = true;
         // Still good for this window and verification: kept here for the next request.
         if (limitToo && queues.get(organizationId) === queue && sameVerification(queue.usage, usage)) {
-          queue.held += 1;
+          queue.leased += 1;
           return;
         }
         calls.countsOf(organizationId).inFlight -= 1;
@@ -257,7 +257,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     const lost = admittedInWindow - taken.get(organizationId, windowIndex);
     if (lost > 0 && current && !hasCeiling) {
       taken.add(organizationId, windowIndex, lost);
-      queue.held += lost;
+      queue.leased += lost;
       calls.countsOf(organizationId).inFlight += lost;
     }
     // Counted with a ceiling or without: its calls count as soon as one is set.
@@ -275,7 +275,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       request.resolve(refused(decision, requests - count, hasCeiling && roomAfter <= 0));
     });
     queue.lastLease = Math.max(0, granted - waiting.length);
-    queue.held += queue.lastLease;
+    queue.leased += queue.lastLease;
     queue.left = requests - count;
     queue.room = hasCeiling ? roomAfter : null;
     queue.calling = false;
@@ -355,10 +355,10 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       const window = fixedWindowAt(nowMs, windowMs);
       const queue = queueFor(organizationId, window.index);
       queue.lastTakeMs = Date.now();
-      if (queue.held > 0 && sameVerification(queue.usage, usage)) {
-        queue.held -= 1;
-        if (!queue.calling && renewsAhead(queue.lastLease, queue.held)) void call(queue);
-        return Promise.resolve(grantFrom(queue, window, (queue.left ?? 0) + queue.held));
+      if (queue.leased > 0 && sameVerification(queue.usage, usage)) {
+        queue.leased -= 1;
+        if (!queue.calling && renewsAhead(queue.lastLease, queue.leased)) void call(queue);
+        return Promise.resolve(grantFrom(queue, window, (queue.left ?? 0) + queue.leased));
       }
       if (!queue.calling) {
         toSend.add(queue);
@@ -375,7 +375,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     async close() {
       clearInterval(tick);
       redis.off('ready', writeAll);
-      // The places held here go back now rather than when the field's lifetime ends.
+      // The places leased here go back now rather than when the field's lifetime ends.
       for (const queue of queues.values()) dropHeld(queue);
       await Promise.allSettled(
         [...calls.all.keys()].map((organizationId) => {
