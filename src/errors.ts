@@ -155,6 +155,7 @@ function fromUpstreamError(err: UpstreamError): ApiError {
     case 'timeout':
       return new ApiError('UPSTREAM_TIMEOUT', 'The data source did not answer in time.', {
         reason: 'platform_timeout',
+        headers: { 'Retry-After': retryAfter },
         cause: err,
       });
     case 'throttled':
@@ -167,6 +168,7 @@ function fromUpstreamError(err: UpstreamError): ApiError {
     case 'bad_answer':
       return new ApiError('UPSTREAM_ERROR', 'The data source failed to answer.', {
         reason: 'platform_failed',
+        headers: { 'Retry-After': retryAfter },
         cause: err,
       });
   }

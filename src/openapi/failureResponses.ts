@@ -45,14 +45,17 @@ const FAILURES: Readonly<Record<ErrorCode, { readonly text: string; readonly hea
   },
   INTERNAL: { text: 'An unexpected failure inside the gateway.', headers: [] },
   UPSTREAM_ERROR: {
-    text: 'The data source failed to answer, and no recent answer was cached.',
-    headers: ['RateLimit-Policy?', 'RateLimit?'],
+    text: 'The data source failed to answer, and no recent answer was cached. Retry after `Retry-After`.',
+    headers: ['Retry-After', 'RateLimit-Policy?', 'RateLimit?'],
   },
   SERVICE_UNAVAILABLE: {
     text: "The gateway's own unavailability: authentication cannot be checked (`key_service_unavailable`), the request limit cannot be enforced (`limiter_unavailable`), the data source refuses for now (`platform_busy`), or this instance is shutting down (`shutting_down`). Retry after the given delay.",
     headers: ['Retry-After', 'RateLimit-Policy?', 'RateLimit?'],
   },
-  UPSTREAM_TIMEOUT: { text: 'The data source did not answer in time.', headers: ['RateLimit-Policy?', 'RateLimit?'] },
+  UPSTREAM_TIMEOUT: {
+    text: 'The data source did not answer in time, and no recent answer was cached. Retry after `Retry-After`.',
+    headers: ['Retry-After', 'RateLimit-Policy?', 'RateLimit?'],
+  },
 };
 
 /** The name of a response header among the document's components. */

@@ -127,6 +127,7 @@ describe('route errors', () => {
           const answer = await app.call(`${route.path}?site=example.com`);
           assert.equal(answer.status, 502, `failure ${i}`);
           assertSafeFailure(answer, 'UPSTREAM_ERROR', UPSTREAM_WORDS);
+          assert.ok(Number(answer.headers.get('retry-after')) > 0, 'a platform outage says when to retry');
         }
         unreachable.done();
         scope.done();
@@ -138,6 +139,7 @@ describe('route errors', () => {
         scope.done();
         assert.equal(answer.status, 504);
         assertSafeFailure(answer, 'UPSTREAM_TIMEOUT', UPSTREAM_WORDS);
+        assert.ok(Number(answer.headers.get('retry-after')) > 0, 'a platform outage says when to retry');
       });
 
       it('answers 503 SERVICE_UNAVAILABLE with Retry-After when the platform answers 429 or 503', async () => {
