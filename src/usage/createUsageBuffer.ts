@@ -91,11 +91,27 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   /** A call of an organization near its ceiling waits: other instances must see it soon. */
   let hurry = false;
   const drainedWaiters: Array<() => void> = [];
-  const timer = deliveryTimer(
-    () => void pump(),
-    () => !stopped && !sending,
-    () => closing,
-  );
+  /** The loop's one pending run: "soon" replaces a wait for companions, never a backoff. It keeps the process up only while closing. */
+  let armed: { handle: NodeJS.Timeout; backoff: boolean } | null = null;
+  const timer = {
+    schedule(delayMs: number, backoff: boolean): void {
+      if (armed || stopped || sending) return;
+      const handle = setTimeout(() => {
+        armed = null;
+        void pump();
+      }, delayMs);
+      if (!closing) handle.unref();
+      armed = { handle, backoff };
+    },
+    soon(): void {
+      if (armed && !armed.backoff) timer.clear();
+      timer.schedule(0, false);
+    },
+    clear(): void {
+      if (armed) clearTimeout(armed.handle);
+      armed = null;
+    },
+  };
   // Claims left by an instance killed while delivering are taken over once their lease lapses.
   const spoolLook = spool
     ? setInterval(() => {
@@ -264,33 +280,4 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
       if (unsaved.length > 0) await keepUnsaved(unsaved);
     },
   };
-}
-
-/**
- * The loop's one pending run: at most one timer at a time. A run asked "soon" replaces a
- * waiting interval but never a backoff (a failing key service is not asked again early). It
- * keeps the process alive only while closing.
- */
-function deliveryTimer(run: () => void, canArm: () => boolean, keepsAlive: () => boolean) {
-  let armed: { handle: NodeJS.Timeout; backoff: boolean } | null = null;
-  const timer = {
-    schedule(delayMs: number, backoff: boolean): void {
-      if (armed || !canArm()) return;
-      const handle = setTimeout(() => {
-        armed = null;
-        run();
-      }, delayMs);
-      if (!keepsAlive()) handle.unref();
-      armed = { handle, backoff };
-    },
-    soon(): void {
-      if (armed && !armed.backoff) timer.clear();
-      timer.schedule(0, false);
-    },
-    clear(): void {
-      if (armed) clearTimeout(armed.handle);
-      armed = null;
-    },
-  };
-  return timer;
 }

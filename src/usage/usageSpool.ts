@@ -5,16 +5,11 @@ import { z } from 'zod';
 import type { UsageEvent } from './usageEvent.js';
 
 /**
- * Usage events not delivered before a shutdown, kept in files until an instance on the same
- * folder (on this host or another sharing it) delivers them. Each event keeps its id, so the
- * key service counts it once however many times it is sent.
- *
- * A file is written under a temporary name and renamed, so a reader never sees half of one.
- * An instance claims a file by renaming it to a name of its own (of two renames, one wins) and
- * renews the claim by touching the file while it delivers; a claim not renewed for `leaseMs`
- * (the instance that claimed it was killed) is taken over the same way. Process ids play no part: they collide
- * across hosts and containers. A clock far off only makes a takeover early (events sent twice,
- * counted once) or late.
+ * Usage events not delivered before a shutdown, in files until an instance on the same folder
+ * (this host or another sharing it) delivers them, each event with its id (README.md). A file
+ * is written under a temporary name and renamed, so a reader never sees half of one. A claim
+ * is a rename to a name of the instance's own, renewed by touching the file; one not renewed
+ * for `leaseMs` is taken over the same way. Process ids play no part: they collide across hosts.
  */
 export interface UsageSpool {
   /** Writes the events to a new file; rejects when the folder cannot be written. */
