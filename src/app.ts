@@ -10,6 +10,7 @@ import { refuseKeyInUrl } from './http/refuseKeyInUrl.js';
 import { requestCredentials } from './http/requestCredentials.js';
 import { CALLER_VARY } from './http/securityHeaders.js';
 import { methodNotAllowed, routeNotFound } from './http/unmatchedPaths.js';
+import { rateLimitFields } from './limits/rateLimitFields.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { buildOpenApiDocument } from './openapi/buildOpenApiDocument.js';
 import { admit, refundsLimit } from './routes/admit.js';
@@ -95,7 +96,11 @@ export function createApp(services: Services): Koa<AppState> {
           usage.record(principal, route.path);
           grant.keep();
         } else {
-          grant.giveBack(refundsLimit(status));
+          const refund = refundsLimit(status);
+          grant.giveBack(refund);
+          // The refused answer's RateLimit says what is left once its unit is back.
+          if (refund)
+            ctx.res.setHeader('RateLimit', rateLimitFields({ ...grant, remaining: grant.remaining + 1 }).RateLimit);
         }
       }
     };

@@ -52,6 +52,11 @@ function givesBack(newAdmission: () => Admission) {
     failWith = () => {
       throw new UpstreamError('platform', 'bad_answer', 'status 500');
     };
+    assert.deepEqual(
+      await get(),
+      { status: 502, rateLimit: '"per-organization";r=29;t=45' },
+      'the failure says its unit is back',
+    );
     const failures = await Promise.all(Array.from({ length: 20 }, get));
     assert.deepEqual(new Set(failures.map((answer) => answer.status)), new Set([502]));
     failWith = null;
