@@ -142,7 +142,7 @@ describe("platform calls: a fair queue of the instance's places", () => {
     );
     const answered = await Promise.all(calls);
     for (const { o, ms } of answered) {
-      assert.deepEqual(o, { ok: false, status: 504, reason: 'platform_timeout', retryAfter: undefined });
+      assert.deepEqual(o, { ok: false, status: 504, reason: 'platform_timeout', retryAfter: '5' });
       // Well below two deadlines: a waiting call does not wait for the calls ahead to time out first.
       assert.ok(ms < timeoutMs * 1.75, `answered after ${Math.round(ms)} ms`);
     }
