@@ -118,6 +118,89 @@ describe('Redis with a password, an ACL user, sentinels with their own password,
       false,
     );
   });
+
+  /** TLS server options for a redis-server or sentinel: the throwaway CA's certificate, on `tlsPort`. */
+  const tlsServerArgs = (ca: Awaited<ReturnType<typeof throwawayCa>>, tlsPort: number): string[] =>
+    ['--tls-port', String(tlsPort), '--tls-cert-file', ca.certFile, '--tls-key-file', ca.keyFile].concat([
+      '--tls-ca-cert-file',
+      ca.caFile,
+      '--tls-auth-clients',
+      'no',
+    ]);
+  /** Starts a TLS server, or skips the test when redis-server was built without TLS. */
+  const startTls = async (context: Mocha.Context, args: string[], configFile?: string): Promise<RedisServer> => {
+    try {
+      const server = await startRedisServer({ args, ...(configFile === undefined ? {} : { configFile }) });
+      servers.push(server);
+      return server;
+    } catch (err: unknown) {
+      if (/tls/i.test(String(err))) context.skip();
+      throw err;
+    }
+  };
+
+  // The plain port each server keeps is only for the test helpers' start check: the gateway is given TLS ports alone.
+  it('TLS through sentinels: REDIS_SENTINELS with REDIS_TLS=1 and REDIS_TLS_CA_FILE; without the CA, refused', async function () {
+    if (!hasOpenssl()) this.skip();
+    const ca = await throwawayCa(dir.path);
+    const masterTlsPort = await freePort();
+    await startTls(this, tlsServerArgs(ca, masterTlsPort));
+    const sentinelTlsPort = await freePort();
+    const configFile = join(dir.path, 'tls-sentinel.conf');
+    // The sentinel talks TLS to the master (tls-replication) and listens for TLS itself.
+    await writeFile(configFile, `sentinel monitor tlsmaster 127.0.0.1 ${masterTlsPort} 1\ntls-replication yes\n`);
+    await startTls(this, ['--sentinel', ...tlsServerArgs(ca, sentinelTlsPort)], configFile);
+    const env = { REDIS_SENTINELS: `127.0.0.1:${sentinelTlsPort}`, REDIS_SENTINEL_NAME: 'tlsmaster', REDIS_TLS: '1' };
+    assert.equal(await serves({ ...env, REDIS_TLS_CA_FILE: ca.caFile }), true);
+    assert.equal(await serves(env, 1500), false);
+  });
+
+  it('TLS in a cluster: REDIS_CLUSTER_NODES with REDIS_TLS_CA_FILE serves keys in different slots', async function () {
+    if (!hasOpenssl()) this.skip();
+    const ca = await throwawayCa(dir.path);
+    const tlsPorts: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const tlsPort = await freePort();
+      const args = ['--cluster-enabled', 'yes', '--cluster-port', String(await freePort()), '--tls-cluster', 'yes'];
+      args.push('--cluster-config-file', join(dir.path, `tls-nodes-${tlsPort}.conf`), ...tlsServerArgs(ca, tlsPort));
+      await startTls(this, args);
+      tlsPorts.push(tlsPort);
+    }
+    const create = ['--tls', '--cacert', ca.caFile, '--cluster', 'create'];
+    await promisify(execFile)(
+      'redis-cli',
+      [...create, ...tlsPorts.map((port) => `127.0.0.1:${port}`), '--cluster-yes'],
+      {
+        timeout: 15_000,
+      },
+    );
+    const target = loadConfig({
+      REDIS_CLUSTER_NODES: tlsPorts.map((port) => `127.0.0.1:${port}`).join(','),
+      REDIS_TLS_CA_FILE: ca.caFile,
+    }).redis;
+    assert.ok(target);
+    const connection = connectRedis(target, silent);
+    connections.push(connection);
+    await eventually('cluster ready', () => redisReady(connection), 15_000);
+    const keys = ['tls:a', 'tls:b', 'tls:c', 'tls:d', 'tls:e', 'tls:f'];
+    // Until every node has taken in the new configuration, a command may meet CLUSTERDOWN: a few tries, bounded.
+    for (let attempt = 1; ; attempt++) {
+      const written = await Promise.all(keys.map((key) => connection.set(key, key))).then(
+        () => true,
+        (err: unknown) => {
+          if (attempt >= 50) throw err;
+          return false;
+        },
+      );
+      if (written) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const slots = await Promise.all(keys.map((key) => connection.call('CLUSTER', 'KEYSLOT', key)));
+    const owners = await connection.call('CLUSTER', 'SHARDS');
+    assert.ok(Array.isArray(owners) && owners.length === 3);
+    assert.ok(new Set(slots).size > 1);
+    assert.deepEqual(await Promise.all(keys.map((key) => connection.get(key))), keys);
+  });
 });
 
 function hasOpenssl(): boolean {
