@@ -141,7 +141,7 @@ describe('Redis with a password, an ACL user, sentinels with their own password,
 
   // The plain port each server keeps is only for the test helpers' start check: the gateway is given TLS ports alone.
   it('TLS through sentinels: REDIS_SENTINELS with REDIS_TLS=1 and REDIS_TLS_CA_FILE; without the CA, refused', async function () {
-    if (!hasOpenssl()) this.skip();
+    if (!hasOpenssl()) this.skip(); // no openssl: no certificate to test with
     const ca = await throwawayCa(dir.path);
     const masterTlsPort = await freePort();
     await startTls(this, tlsServerArgs(ca, masterTlsPort));
@@ -156,7 +156,7 @@ describe('Redis with a password, an ACL user, sentinels with their own password,
   });
 
   it('TLS in a cluster: REDIS_CLUSTER_NODES with REDIS_TLS_CA_FILE serves keys in different slots', async function () {
-    if (!hasOpenssl()) this.skip();
+    if (!hasOpenssl()) this.skip(); // no openssl: no certificate to test with
     const ca = await throwawayCa(dir.path);
     const tlsPorts: number[] = [];
     for (let i = 0; i < 3; i++) {
