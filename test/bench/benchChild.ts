@@ -1,7 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { isAbsolute } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ChildFailed, MemoryReport, ParentMessage } from './childMessages.js';
+import type { ChildFailed, MemoryReport, ParentMessage, UpstreamsReady } from './childMessages.js';
 
 /** The parent's handle on one bench child process (forked with an IPC channel). */
 export interface BenchChild<TReady> {
@@ -125,4 +125,15 @@ export async function startBenchChild<TReady>(options: BenchChildOptions): Promi
       }
     },
   };
+}
+
+/** The local platform and key service, in one child, keeping their data in `dataDir`. */
+export function startUpstreams(dataDir: string): Promise<BenchChild<UpstreamsReady>> {
+  return startBenchChild<UpstreamsReady>({
+    name: 'upstreams',
+    module: './upstreamsProcess.ts',
+    args: [dataDir],
+    env: {},
+    stdout: 'ignore',
+  });
 }

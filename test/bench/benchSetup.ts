@@ -2,7 +2,7 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { KeywordsDocument } from '../../src/generated/graphql.js';
 import { type RedisServer, redisServerInstalled, startRedisServer } from '../support/redisServer.js';
-import { type BenchChild, startBenchChild } from './benchChild.js';
+import { type BenchChild, startBenchChild, startUpstreams } from './benchChild.js';
 import { START_V8_FLAGS } from './buildSettings.js';
 import type { BareServersReady, GatewayReady, PlatformCall, UpstreamsReady } from './childMessages.js';
 import { buildGateway } from './compiledGateway.js';
@@ -97,13 +97,7 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
     const dataDir = join(workDir, 'data');
     mkdirSync(dataDir, { recursive: true });
     log('starting the local platform and key service…');
-    const upstreams = await startBenchChild<UpstreamsReady>({
-      name: 'upstreams',
-      module: './upstreamsProcess.ts',
-      args: [dataDir],
-      env: {},
-      stdout: 'ignore',
-    });
+    const upstreams = await startUpstreams(dataDir);
     started.push(upstreams);
 
     let redis: RedisServer | null = null;

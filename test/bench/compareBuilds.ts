@@ -4,7 +4,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startBenchChild } from './benchChild.js';
+import { startUpstreams } from './benchChild.js';
 import type { UpstreamsReady } from './childMessages.js';
 import { runLoad } from './load.js';
 
@@ -128,13 +128,7 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[M
 const spread = (values: number[]): string => `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'compare-builds-upstreams-'));
-const upstreams = await startBenchChild<UpstreamsReady>({
-  name: 'upstreams',
-  module: './upstreamsProcess.ts',
-  args: [dataDir],
-  env: {},
-  stdout: 'ignore',
-});
+const upstreams = await startUpstreams(dataDir);
 const gateways: Gateway[] = [];
 try {
   gateways.push(await start(resolve(positionals[0] ?? ''), upstreams.ready));

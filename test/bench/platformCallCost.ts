@@ -6,9 +6,8 @@ import { MockAgent } from 'undici';
 import { KeywordsDocument } from '../../src/generated/graphql.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
 import { createUpstreamHttp, routeUpstreamCalls } from '../../src/upstream/upstreamHttp.js';
-import { startBenchChild } from './benchChild.js';
+import { startUpstreams } from './benchChild.js';
 import { WARM_VARIABLES } from './benchSetup.js';
-import type { UpstreamsReady } from './childMessages.js';
 import { median, percentile } from './stats.js';
 
 /**
@@ -74,13 +73,7 @@ async function measure(title: string, calls: Calls): Promise<void> {
 
 async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'platform-call-'));
-  const upstreams = await startBenchChild<UpstreamsReady>({
-    name: 'upstreams',
-    module: './upstreamsProcess.ts',
-    args: [dataDir],
-    env: {},
-    stdout: 'ignore',
-  });
+  const upstreams = await startUpstreams(dataDir);
   try {
     const { url, token } = upstreams.ready.platform;
     const client = createPlatformClient({ url, token, timeoutMs: 5000 });

@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { Redis } from 'ioredis';
 import { eventually } from '../support/eventually.js';
 import { type GatewayProcess, startGatewayProcess } from '../support/gatewayProcess.js';
 import { skipWithoutRedis } from '../support/redisServer.js';
-import { type SentinelSet, startSentinelSet, withClient } from '../support/redisTopology.js';
+import {
+  type MasterSwitchWatch,
+  type SentinelSet,
+  startSentinelSet,
+  watchMasterSwitch,
+  withClient,
+} from '../support/redisTopology.js';
 import { type SharedUpstreams, startSharedUpstreams } from '../support/sharedUpstreams.js';
 import { tempDir } from '../support/tempDir.js';
 
@@ -56,7 +61,7 @@ describe('a planned Sentinel failover under load (real processes)', function () 
   let upstreams: SharedUpstreams;
   let dir: Awaited<ReturnType<typeof tempDir>>;
   const gateways: GatewayProcess[] = [];
-  const watchers: Redis[] = [];
+  let switches: MasterSwitchWatch | undefined;
 
   before(async function () {
     skipWithoutRedis(this);
@@ -75,14 +80,13 @@ describe('a planned Sentinel failover under load (real processes)', function () 
     gateways.push(...(await Promise.all([0, 1].map((i) => startGatewayProcess(env(i))))));
   });
   after(async () => {
-    for (const watcher of watchers) watcher.disconnect();
+    switches?.close();
     await Promise.all(gateways.map((gateway) => gateway.group.destroy()));
     await upstreams?.close();
     await set?.stop();
     await dir?.remove();
   });
 
-  let switchedAt: number | null = null;
   /** What the clients got, and when the first 200 after the latest +switch-master came. */
   const traffic = {
     statuses: new Map<number, number>(),
@@ -110,7 +114,7 @@ describe('a planned Sentinel failover under load (real processes)', function () 
         traffic.statuses.set(res.status, (traffic.statuses.get(res.status) ?? 0) + 1);
         if (!(res.headers.get('content-type') ?? '').startsWith('application/json')) traffic.notEnvelope += 1;
         if (res.status === 503 && res.headers.get('retry-after') === null) traffic.withoutRetryAfter += 1;
-        if (res.status === 200 && switchedAt !== null) {
+        if (res.status === 200 && switches?.switchedAt != null) {
           traffic.okAfterSwitch += 1;
           traffic.firstOkAfterSwitch ??= Date.now();
         }
@@ -123,19 +127,9 @@ describe('a planned Sentinel failover under load (real processes)', function () 
     stopped = true;
     await Promise.all(loops);
   };
-  const watchSwitches = async () => {
-    for (const sentinel of set.sentinels) {
-      const watcher = new Redis({ port: sentinel.port, host: '127.0.0.1' });
-      watchers.push(watcher);
-      await watcher.subscribe('+switch-master');
-      watcher.on('message', () => {
-        switchedAt ??= Date.now();
-      });
-    }
-  };
 
   it('SENTINEL FAILOVER: no gateway command reaches the demoted master from 1 s after +switch-master; one usage event per 200', async () => {
-    await watchSwitches();
+    switches = await watchMasterSwitch(set);
     startLoad();
     let before = 0;
     let after = 0;
@@ -145,8 +139,8 @@ describe('a planned Sentinel failover under load (real processes)', function () 
         client.call('SENTINEL', 'FAILOVER', set.name),
       );
       assert.equal(answer, 'OK');
-      await eventually('+switch-master', () => switchedAt !== null, 20_000);
-      const switched = switchedAt ?? 0;
+      await eventually('+switch-master', () => switches?.switchedAt != null, 20_000);
+      const switched = switches?.switchedAt ?? 0;
       await new Promise((resolve) => setTimeout(resolve, switched + FOLLOW_WITHIN_MS - Date.now()));
       before = await gatewayCommands(set.master.port);
       await new Promise((resolve) => setTimeout(resolve, 3000));
@@ -174,18 +168,18 @@ describe('a planned Sentinel failover under load (real processes)', function () 
   });
 
   it('the master SIGKILLed: clients get only JSON 503s with Retry-After, and 200s within 2 s of +switch-master', async () => {
-    switchedAt = null;
+    switches?.reset();
     startLoad();
     try {
       await eventually('traffic flows', () => (traffic.statuses.get(200) ?? 0) >= 100, 20_000);
       // After the planned failover, the master is the former replica.
       await set.replica.kill();
-      await eventually('+switch-master', () => switchedAt !== null, 20_000);
+      await eventually('+switch-master', () => switches?.switchedAt != null, 20_000);
       await eventually('200s after the switch', () => traffic.firstOkAfterSwitch !== null, 10_000);
     } finally {
       await stopLoad();
     }
-    const backWithinMs = (traffic.firstOkAfterSwitch ?? 0) - (switchedAt ?? 0);
+    const backWithinMs = (traffic.firstOkAfterSwitch ?? 0) - (switches?.switchedAt ?? 0);
     console.log(
       `      master SIGKILL: ${JSON.stringify(Object.fromEntries(traffic.statuses))}; 200s back ${backWithinMs} ms after +switch-master`,
     );

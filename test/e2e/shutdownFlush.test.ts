@@ -1,16 +1,14 @@
 import assert from 'node:assert/strict';
-import { fileURLToPath } from 'node:url';
 import { seedPlatformData } from '../../src/local/seedData.js';
-import { childEnvironment } from '../support/childEnvironment.js';
 import { eventually } from '../support/eventually.js';
 import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
+import { spawnGateway } from '../support/gatewayProcess.js';
 import { testKey, verifyAnswer } from '../support/keys.js';
-import { type ProcessGroup, startProcessGroup } from '../support/processGroup.js';
+import type { ProcessGroup } from '../support/processGroup.js';
 import { tempDir } from '../support/tempDir.js';
 import { callGateway, type GatewayAnswer } from './gatewayCalls.js';
 import { type HeldPlatform, startHeldPlatform } from './heldPlatform.js';
 
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DAY_MS = 86_400_000;
 const SHUTTING_DOWN = 'shutting down: taking no new connections, finishing requests in flight';
 
@@ -60,20 +58,17 @@ describe('SIGTERM through the real main process: in-flight requests answered, us
   });
 
   it('answers the requests in flight, exits 0 within 10 s, and the key service got one event per 200/304', async () => {
-    gateway = startProcessGroup(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: REPO_ROOT,
-      env: childEnvironment({
-        SHUTDOWN_DELAY_SECONDS: '0',
-        PORT: '0',
-        LOG_LEVEL: 'info',
-        PLATFORM_GRAPHQL_URL: platform.url,
-        PLATFORM_TOKEN: platform.token,
-        KEY_SERVICE_URL: keyService.url,
-        KEY_SERVICE_TOKEN: keyService.token,
-        // Held answers must not turn into 504s on a busy machine.
-        UPSTREAM_TIMEOUT_MS: '9000',
-        LOCAL_DATA_DIR: dir.path,
-      }),
+    gateway = spawnGateway({
+      SHUTDOWN_DELAY_SECONDS: '0',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      PLATFORM_GRAPHQL_URL: platform.url,
+      PLATFORM_TOKEN: platform.token,
+      KEY_SERVICE_URL: keyService.url,
+      KEY_SERVICE_TOKEN: keyService.token,
+      // Held answers must not turn into 504s on a busy machine.
+      UPSTREAM_TIMEOUT_MS: '9000',
+      LOCAL_DATA_DIR: dir.path,
     });
     const url = (await gateway.waitForOutput(/Gateway listening on (http:\/\/\S+)\n/, 45_000, 'stderr'))[1] ?? '';
     const get = (path: string, key: string = reader, headers: Record<string, string> = {}) =>

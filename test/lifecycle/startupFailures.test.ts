@@ -1,17 +1,14 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { lockDataDir } from '../../src/local/dataDirFiles.js';
-import { childEnvironment } from '../support/childEnvironment.js';
-import { type ProcessGroup, startProcessGroup } from '../support/processGroup.js';
+import { spawnGateway } from '../support/gatewayProcess.js';
+import type { ProcessGroup } from '../support/processGroup.js';
 import { tempDir } from '../support/tempDir.js';
 
 /**
  * Failures to start that an operator can fix end as configuration errors do: one
  * stderr line naming the address or folder and the cause, no stack, exit code 2.
  */
-
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 describe('start-up failures, as the process reports them', () => {
   const started: ProcessGroup[] = [];
@@ -20,10 +17,7 @@ describe('start-up failures, as the process reports them', () => {
   });
 
   async function startWith(env: Record<string, string>): Promise<{ code: number | null; stderr: string }> {
-    const child = startProcessGroup(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: REPO_ROOT,
-      env: childEnvironment({ LOG_LEVEL: 'silent', ...env }),
-    });
+    const child = spawnGateway({ LOG_LEVEL: 'silent', ...env });
     started.push(child);
     const exit = await child.exited;
     return { code: exit.code, stderr: child.stderr() };

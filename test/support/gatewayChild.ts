@@ -1,15 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { Agent, request } from 'undici';
-import { childEnvironment, freePort } from './childEnvironment.js';
+import { freePort } from './childEnvironment.js';
 import { type FakeKeyService, startFakeKeyService } from './fakeKeyService.js';
+import { spawnGateway } from './gatewayProcess.js';
 import { testKey, verifyAnswer } from './keys.js';
 import { keywordsData } from './platformAnswers.js';
-import { type ProcessGroup, startProcessGroup } from './processGroup.js';
-
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+import type { ProcessGroup } from './processGroup.js';
 
 /**
  * The gateway as an operator runs it, for attacks from outside: a child process on a
@@ -45,20 +43,17 @@ export async function startGatewayChild(env: Record<string, string> = {}): Promi
   await new Promise<void>((resolve) => platform.listen(0, '127.0.0.1', resolve));
   const platformUrl = `http://127.0.0.1:${(platform.address() as AddressInfo).port}`;
   const port = await freePort();
-  const group = startProcessGroup(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: REPO_ROOT,
-    env: childEnvironment({
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      PLATFORM_GRAPHQL_URL: `${platformUrl}/graphql`,
-      PLATFORM_TOKEN: 'platform-token',
-      KEY_SERVICE_URL: keyService.url,
-      KEY_SERVICE_TOKEN: keyService.token,
-      LOG_LEVEL: 'warn',
-      RATE_LIMIT_REQUESTS: '1000000',
-      CACHE_TTL_SECONDS: '0',
-      ...env,
-    }),
+  const group = spawnGateway({
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    PLATFORM_GRAPHQL_URL: `${platformUrl}/graphql`,
+    PLATFORM_TOKEN: 'platform-token',
+    KEY_SERVICE_URL: keyService.url,
+    KEY_SERVICE_TOKEN: keyService.token,
+    LOG_LEVEL: 'warn',
+    RATE_LIMIT_REQUESTS: '1000000',
+    CACHE_TTL_SECONDS: '0',
+    ...env,
   });
   const closeDoubles = async () => {
     platform.closeAllConnections();

@@ -14,16 +14,21 @@ export interface GatewayProcess {
   readonly adminPort: number;
 }
 
+/** `src/main.ts` as `npm start` runs it, in its own process group, with the test environment plus `env`. */
+export function spawnGateway(env: Record<string, string>): ProcessGroup {
+  return startProcessGroup(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: REPO_ROOT,
+    env: childEnvironment(env),
+  });
+}
+
 /**
  * A gateway process (`src/main.ts`, as `npm start` runs it) on loopback, its public and admin
  * listeners on ports the system picks (no race with other processes for a port chosen
  * beforehand), both read from its banner.
  */
 export async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
-  const group = startProcessGroup(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: REPO_ROOT,
-    env: childEnvironment({ HOST: '127.0.0.1', PORT: '0', ADMIN_PORT: '0', ...env }),
-  });
+  const group = spawnGateway({ HOST: '127.0.0.1', PORT: '0', ADMIN_PORT: '0', ...env });
   let banner: RegExpExecArray;
   try {
     banner = await group.waitForOutput(

@@ -85,6 +85,36 @@ export async function startSentinelSet(
   }
 }
 
+/** When a sentinel of `set` first announced a new master (+switch-master) since the watch began or was reset. */
+export interface MasterSwitchWatch {
+  readonly switchedAt: number | null;
+  reset(): void;
+  close(): void;
+}
+
+export async function watchMasterSwitch(set: SentinelSet): Promise<MasterSwitchWatch> {
+  let switchedAt: number | null = null;
+  const watchers = set.sentinels.map((sentinel) => new Redis({ port: sentinel.port, host: '127.0.0.1' }));
+  for (const watcher of watchers) {
+    await watcher.subscribe('+switch-master');
+    // The first sentinel to announce it: the other learns it a little later.
+    watcher.on('message', () => {
+      switchedAt ??= Date.now();
+    });
+  }
+  return {
+    get switchedAt() {
+      return switchedAt;
+    },
+    reset() {
+      switchedAt = null;
+    },
+    close() {
+      for (const watcher of watchers) watcher.disconnect();
+    },
+  };
+}
+
 export interface RedisCluster {
   readonly nodes: readonly RedisServer[];
   stop(): Promise<void>;

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { childEnvironment, freePort } from '../support/childEnvironment.js';
+import { freePort } from '../support/childEnvironment.js';
 import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
+import { spawnGateway } from '../support/gatewayProcess.js';
 import { testKey, verifyAnswer } from '../support/keys.js';
 import { keywordsData } from '../support/platformAnswers.js';
-import { type ProcessGroup, startProcessGroup } from '../support/processGroup.js';
+import type { ProcessGroup } from '../support/processGroup.js';
 
 /**
  * Tracing as an operator turns it on: the gateway as a child process with the standard
@@ -14,7 +14,6 @@ import { type ProcessGroup, startProcessGroup } from '../support/processGroup.js
  * call carrying the caller's traceparent.
  */
 
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const KEY = testKey('tracing reader');
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN_ID = '00f067aa0ba902b7';
@@ -117,22 +116,19 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     env: Record<string, string> = {},
   ): Promise<{ status: number; stdout: string }> {
     const port = await freePort();
-    gateway = startProcessGroup(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: REPO_ROOT,
-      env: childEnvironment({
-        SHUTDOWN_DELAY_SECONDS: '0',
-        PORT: String(port),
-        HOST: '127.0.0.1',
-        PLATFORM_GRAPHQL_URL: `${platformUrl}/graphql`,
-        PLATFORM_TOKEN: 'platform-token',
-        KEY_SERVICE_URL: keyService.url,
-        KEY_SERVICE_TOKEN: keyService.token,
-        LOG_LEVEL: 'INFO',
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl,
-        OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
-        OTEL_SERVICE_NAME: 'gateway-under-test',
-        ...env,
-      }),
+    gateway = spawnGateway({
+      SHUTDOWN_DELAY_SECONDS: '0',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      PLATFORM_GRAPHQL_URL: `${platformUrl}/graphql`,
+      PLATFORM_TOKEN: 'platform-token',
+      KEY_SERVICE_URL: keyService.url,
+      KEY_SERVICE_TOKEN: keyService.token,
+      LOG_LEVEL: 'INFO',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl,
+      OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
+      OTEL_SERVICE_NAME: 'gateway-under-test',
+      ...env,
     });
     await gateway.waitForOutput(/Gateway listening on/, 20_000, 'stderr');
     // Probes and scrapes, even with a sampled traceparent, are never traced.
@@ -221,7 +217,8 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
     assert.equal(line?.traceId, TRACE_ID);
   });
 
-  it("keeps to the configured ratio whatever the caller's sampled flag says, unless told to trust it", async () => {
+  it("keeps to the configured ratio whatever the caller's sampled flag says, unless told to trust it", async function () {
+    this.timeout(60_000); // two gateway starts, each up to 20 s on a loaded machine
     const ratioZero = { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' };
     const untrusted = await oneTracedCall('http/json', ratioZero);
     assert.equal(untrusted.status, 200);

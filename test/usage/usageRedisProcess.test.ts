@@ -1,19 +1,17 @@
 import assert from 'node:assert/strict';
 import { readdir } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { seedPlatformData } from '../../src/local/seedData.js';
 import { USAGE_STREAM_GROUP, USAGE_STREAM_KEY, usageWaitingKey } from '../../src/usage/usageStream.js';
 import { type HeldPlatform, startHeldPlatform } from '../e2e/heldPlatform.js';
-import { childEnvironment } from '../support/childEnvironment.js';
 import { eventually } from '../support/eventually.js';
 import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
+import { spawnGateway } from '../support/gatewayProcess.js';
 import { testKey, verifyAnswer } from '../support/keys.js';
-import { type ProcessGroup, startProcessGroup } from '../support/processGroup.js';
+import type { ProcessGroup } from '../support/processGroup.js';
 import { type RedisServer, skipWithoutRedis, startRedisServer } from '../support/redisServer.js';
 import { withClient } from '../support/redisTopology.js';
 import { tempDir } from '../support/tempDir.js';
 
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const DAY_MS = 86_400_000;
 const PATH = '/v1/api/keywords?site=acme.com&limit=3';
 /** The issue's promises: a SIGKILL at 200 req/s loses at most this many counted calls... */
@@ -71,20 +69,17 @@ describe('usage through Redis across gateway processes: kills, shutdowns, takeov
 
   const start = async (): Promise<Instance> => {
     const startedAt = Date.now();
-    const group = startProcessGroup(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: REPO_ROOT,
-      env: childEnvironment({
-        SHUTDOWN_DELAY_SECONDS: '0',
-        PORT: '0',
-        LOG_LEVEL: 'warn',
-        PLATFORM_GRAPHQL_URL: platform.url,
-        PLATFORM_TOKEN: platform.token,
-        KEY_SERVICE_URL: keyService.url,
-        KEY_SERVICE_TOKEN: keyService.token,
-        REDIS_URL: redis.url,
-        RATE_LIMIT_REQUESTS: '1000000',
-        USAGE_SPOOL_DIR: spool.path,
-      }),
+    const group = spawnGateway({
+      SHUTDOWN_DELAY_SECONDS: '0',
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      PLATFORM_GRAPHQL_URL: platform.url,
+      PLATFORM_TOKEN: platform.token,
+      KEY_SERVICE_URL: keyService.url,
+      KEY_SERVICE_TOKEN: keyService.token,
+      REDIS_URL: redis.url,
+      RATE_LIMIT_REQUESTS: '1000000',
+      USAGE_SPOOL_DIR: spool.path,
     });
     const url = (await group.waitForOutput(/Gateway listening on (http:\/\/\S+)\n/, 45_000, 'stderr'))[1] ?? '';
     const instance = { group, url, startedAt };
