@@ -1,10 +1,6 @@
 import { ApiError, CODE_BY_REASON, type ErrorCode } from '../errors.js';
 
-/**
- * Every refusal the authentication stage answers with, one stable `reason` each.
- * No message holds anything the caller sent: a key's text is never echoed.
- */
-
+/** One stable `reason` per refusal; no message holds anything the caller sent. */
 const MESSAGES = {
   missing_key: 'An API key is required. Send it as "Authorization: Bearer <key>" or "X-API-Key: <key>".',
   malformed_key: 'The API key is malformed.',
@@ -24,11 +20,7 @@ const MESSAGES = {
 
 export type AuthFailureReason = keyof typeof MESSAGES;
 
-/**
- * The refusal for a reason: 429 once an address spent its budget of unknown keys (retry
- * after the given seconds), 403 for a known caller who may not pass, else 401 with a
- * Bearer challenge.
- */
+/** 429 once an address spent its budget of unknown keys, 403 for a known caller who may not pass, else 401. */
 export function authFailure(reason: AuthFailureReason, retryAfterSeconds?: number): ApiError {
   if (reason === 'unknown_key_budget_spent') {
     return new ApiError('RATE_LIMITED', MESSAGES[reason], {

@@ -2,10 +2,8 @@ import { authFailure } from './authFailures.js';
 import type { PresentedCredentials } from './principal.js';
 
 /**
- * The one key a request presents, from `Authorization: Bearer <key>` (scheme in any
- * case) or `X-API-Key: <key>`. Throws the 401 for no key, an
- * unsupported scheme, an empty bearer, or more than one different key.
- * The returned text is not yet known to be a key.
+ * The one key a request presents, from `Authorization: Bearer <key>` (scheme in any case) or
+ * `X-API-Key: <key>`; the 401 for none, another scheme, an empty bearer, or two different keys.
  */
 export function presentedKeyText(credentials: PresentedCredentials): string {
   let only: string | undefined;

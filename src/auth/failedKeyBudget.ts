@@ -6,21 +6,17 @@ import { toWellFormedKey } from './keyFormat.js';
 import type { Authenticator, PresentedCredentials, Principal } from './principal.js';
 import { OPEN_VERIFICATIONS } from './verificationGate.js';
 
-/** The budget is counted in fixed windows of this length. */
 const WINDOW_MS = 60_000;
 
-/**
- * Client addresses tracked at most. Each costs an address and two numbers; past the
- * bound the least recently seen is forgotten, which at worst gives it a fresh budget.
- */
+/** Client addresses tracked at most; past it the least recently seen is forgotten (a fresh budget at worst). */
 const MAX_CLIENTS = 50_000;
 
 export interface FailedKeyBudgetOptions {
   /** Unknown keys one client address may present per minute before unseen keys are refused. */
   readonly perMinute: number;
   /**
-   * Verifications of unseen keys one client address may have open at once. Default: what the
-   * key service's open lanes take (verificationGate.ts), never its waiting room, which stays for others.
+   * Verifications of unseen keys one address may have open at once. Default: the key service's
+   * open lanes (verificationGate.ts), never its waiting room, which stays for others.
    */
   readonly inFlight?: number;
   /** Whether this instance has seen the key hash verify successfully: such keys never meet the budget. */
@@ -37,27 +33,20 @@ interface Window {
 }
 
 /**
- * Each client address may present a bounded number of keys that turn out unknown. A key
- * this instance has never seen succeed reserves its place in the budget before any
- * key-service call and keeps it only if it turns out unknown, so concurrent callers can
- * never get past the budget together; once spent (or while the address has as many
+ * Each client address may present a bounded number of keys that turn out unknown. A key never
+ * seen to succeed reserves its place before any key-service call and keeps it only if unknown,
+ * so concurrent callers never get past the budget together; once spent (or with as many
  * verifications open as the lanes take), such keys are refused 429 at once. A key seen to
- * succeed passes whatever the budget, and a legitimate key never spends it, so a paying
- * caller behind a busy address is not refused.
+ * succeed always passes, so a paying caller behind a busy address is not refused.
  * Credentials without a client address (not from HTTP) are not budgeted.
  */
 export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudgetOptions): Authenticator {
   const windows = new LRUCache<string, Window>({ max: MAX_CLIENTS });
   const inFlight = options.inFlight ?? OPEN_VERIFICATIONS;
-  // Requests waiting on the verification of an unseen key, per address and key: the first one
-  // reserves the place; the others share its verification (the authenticator makes one call per
-  // key), so an export starting wide with a new key is not refused for its own concurrency.
+  // Requests waiting on the verification of an unseen key, per address and key: the first
+  // reserves the place, the others share its verification, so an export starting wide with a
+  // new key is not refused for its own concurrency.
   const waitingOnKey = new Map<string, number>();
-  const leave = (slot: string): void => {
-    const waiting = (waitingOnKey.get(slot) ?? 1) - 1;
-    if (waiting > 0) waitingOnKey.set(slot, waiting);
-    else waitingOnKey.delete(slot);
-  };
 
   const currentWindow = (client: string, nowMs: number): Window => {
     const window = windows.get(client);
@@ -78,30 +67,26 @@ export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudg
         try {
           return await inner.authenticate(credentials);
         } catch (err: unknown) {
-          // Not a refusal of the key but an outage (503): a caller whose key has verified here is no flood.
+          // An outage (503), not a refusal of the key: a caller whose key has verified here is no flood.
           if (!(err instanceof ApiError) || err.status === 503) credentials.onKnownKeyUnserved?.();
           throw err;
         }
       }
       const slot = `${client} ${key.keyHash}`;
       const waiting = waitingOnKey.get(slot);
-      if (waiting !== undefined) {
-        waitingOnKey.set(slot, waiting + 1);
-        try {
-          return await inner.authenticate(credentials);
-        } finally {
-          leave(slot);
+      let reserved = false;
+      if (waiting === undefined) {
+        const nowMs = options.now().getTime();
+        const window = currentWindow(client, nowMs);
+        if (window.spent >= options.perMinute || window.open >= inFlight) {
+          const retryAfter = window.spent >= options.perMinute ? (window.startedAt + WINDOW_MS - nowMs) / 1000 : 1;
+          throw authFailure('unknown_key_budget_spent', Math.max(1, Math.ceil(retryAfter)));
         }
+        window.spent += 1;
+        window.open += 1;
+        reserved = true;
       }
-      const nowMs = options.now().getTime();
-      let window = currentWindow(client, nowMs);
-      if (window.spent >= options.perMinute || window.open >= inFlight) {
-        const retryAfter = window.spent >= options.perMinute ? (window.startedAt + WINDOW_MS - nowMs) / 1000 : 1;
-        throw authFailure('unknown_key_budget_spent', Math.max(1, Math.ceil(retryAfter)));
-      }
-      window.spent += 1;
-      window.open += 1;
-      waitingOnKey.set(slot, 1);
+      waitingOnKey.set(slot, (waiting ?? 0) + 1);
       let unknown = false;
       try {
         return await inner.authenticate(credentials);
@@ -109,11 +94,15 @@ export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudg
         unknown = err instanceof ApiError && err.reason === 'invalid_key';
         throw err;
       } finally {
-        // The window may have turned meanwhile: the place goes back to the one it is counted in.
-        leave(slot);
-        window = currentWindow(client, options.now().getTime());
-        window.open = Math.max(0, window.open - 1);
-        if (!unknown) window.spent = Math.max(0, window.spent - 1);
+        const left = (waitingOnKey.get(slot) ?? 1) - 1;
+        if (left > 0) waitingOnKey.set(slot, left);
+        else waitingOnKey.delete(slot);
+        if (reserved) {
+          // The window may have turned meanwhile: the place goes back to the one it is counted in.
+          const window = currentWindow(client, options.now().getTime());
+          window.open = Math.max(0, window.open - 1);
+          if (!unknown) window.spent = Math.max(0, window.spent - 1);
+        }
       }
     },
   };

@@ -7,54 +7,38 @@ import { describe } from '../upstream/upstreamFailure.js';
 import type { UsageLedger } from '../usage/usageLedger.js';
 import { authFailure } from './authFailures.js';
 import { presentedKeyText } from './credentials.js';
-import { isJwtShaped, toWellFormedKey } from './keyFormat.js';
+import { isJwtShaped, toWellFormedKey, type WellFormedKey } from './keyFormat.js';
 import type { Authenticator, PresentedCredentials, Principal } from './principal.js';
-import { principalFor } from './principalFor.js';
 import { type CachedVerification, createVerificationCache } from './verificationCache.js';
 
-/** A verification and the gateway's acknowledged calls its `used` surely includes. */
-type Verified = Pick<CachedVerification, 'verification' | 'acknowledgedBefore'>;
-
 /**
- * API keys checked against the key service, the one source of truth.
- *
- * Form and checksum are checked here, so junk never reaches the service. Verifications
- * are cached only while the event stream is demonstrably alive (bytes within its ping
- * interval plus a margin: then a revocation reaches us as an event and drops the entry);
- * otherwise every request is verified. The service failing means 503 (an UpstreamError),
- * never a 401 and never a pass.
- *
- * The ceiling is admission's check (src/usage/README.md); authentication says who is
- * calling and hands over its verification's usage, with the acknowledged calls counted
- * before the verify was sent (all in `used`). Usage the gateway's own count does not hold
- * reaches us only through `used`: an organization with a ceiling is verified again once
- * its entry is older than `usageFreshnessMs`, and on every request while near it.
- *
- * An entry past its freshness but within `staleMs` is still served while the stream is
- * alive and the organization is not near its ceiling, and refreshed in the background.
+ * API keys checked against the key service, the one source of truth; junk (form, checksum)
+ * never reaches it, and its failure is a 503, never a 401 nor a pass. Verifications are
+ * cached only while the event stream is demonstrably alive, so a revocation reaches us as an
+ * event. An organization with a ceiling is verified again past `usageFreshnessMs`, and on
+ * every request while near it: usage the gateway's own count lacks arrives only in `used`.
  */
 
-export interface KeyAuthenticatorCacheOptions {
-  /** Verifications kept at most. Default 10 000. */
-  max: number;
-  /** How long a verification is fresh. Default 60 s. */
-  ttlMs: number;
-  /** How long past its freshness a verification may still be served while it is refreshed. Default 60 s. */
-  staleMs: number;
-  /** Unknown hashes remembered at most. Default 10 000. */
-  unknownMax: number;
-  /** How long an unknown hash is remembered. Default 10 s. */
-  unknownTtlMs: number;
-  /** Age beyond which an organization with a ceiling is verified again. Default 5 s. */
-  usageFreshnessMs: number;
-}
+const DEFAULT_CACHE = {
+  /** Verifications kept at most. */
+  max: 10_000,
+  /** How long a verification is fresh. */
+  ttlMs: 60_000,
+  /** How long past its freshness a verification may still be served while it is refreshed. */
+  staleMs: 60_000,
+  unknownMax: 10_000,
+  unknownTtlMs: 10_000,
+  /** Age beyond which an organization with a ceiling is verified again. */
+  usageFreshnessMs: 5_000,
+};
+
+export type KeyAuthenticatorCacheOptions = typeof DEFAULT_CACHE;
 
 export interface KeyAuthenticatorOptions {
   /** `refresh`: a background re-verification of a cached key, scheduled behind the callers waiting for one. */
   keyService: Pick<KeyServiceClient, 'followEvents'> & {
     verify(keyHash: string, lane?: 'refresh'): Promise<Verification | null>;
   };
-  /** The calls counted against the ceiling: read before each verify. */
   ledger: Pick<UsageLedger, 'beforeVerify' | 'isNearCeiling'>;
   now: () => Date;
   logger: Logger;
@@ -68,20 +52,14 @@ export interface KeyAuthenticator extends Authenticator {
   close(): Promise<void>;
 }
 
-const DEFAULT_CACHE: KeyAuthenticatorCacheOptions = {
-  max: 10_000,
-  ttlMs: 60_000,
-  staleMs: 60_000,
-  unknownMax: 10_000,
-  unknownTtlMs: 10_000,
-  usageFreshnessMs: 5_000,
-};
+/** Plans that include the public API; any other value, known or not, is below Pro. */
+const ELIGIBLE_PLANS: ReadonlySet<string> = new Set(['pro', 'business', 'enterprise']);
 
-type Usability = 'fresh' | 'stale' | 'unusable';
+type Verified = Pick<CachedVerification, 'verification' | 'acknowledgedBefore'>;
 
 export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAuthenticator {
   const { keyService, ledger, now, logger } = options;
-  const settings: KeyAuthenticatorCacheOptions = { ...DEFAULT_CACHE, ...options.cache };
+  const settings = { ...DEFAULT_CACHE, ...options.cache };
   const cache = createVerificationCache({ ...settings, ttlMs: settings.ttlMs + settings.staleMs, now });
   /** Verifications on their way, shared by concurrent requests for the same hash. */
   const inFlight = new Map<string, Promise<Verified | null>>();
@@ -92,21 +70,17 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
   const following = () => stream?.isConnected() ?? false;
 
   function onEvent(event: KeyServiceEvent): void {
-    switch (event.type) {
-      case 'key.revoked':
-        cache.dropKey(event.keyHash);
-        inFlight.delete(event.keyHash);
-        logger.info({ keyId: event.keyId, organizationId: event.organizationId }, 'key revoked: verification dropped');
-        return;
-      case 'organization.updated':
-        cache.dropOrganization(event.organizationId);
-        inFlight.clear();
-        logger.info({ organizationId: event.organizationId }, 'organization updated: verifications dropped');
-        return;
-      case 'reset':
-        forgetEverything();
-        logger.info('key events reset: every verification dropped');
-        return;
+    if (event.type === 'key.revoked') {
+      cache.dropKey(event.keyHash);
+      inFlight.delete(event.keyHash);
+      logger.info({ keyId: event.keyId, organizationId: event.organizationId }, 'key revoked: verification dropped');
+    } else if (event.type === 'organization.updated') {
+      cache.dropOrganization(event.organizationId);
+      inFlight.clear();
+      logger.info({ organizationId: event.organizationId }, 'organization updated: verifications dropped');
+    } else {
+      forgetEverything();
+      logger.info('key events reset: every verification dropped');
     }
   }
 
@@ -125,7 +99,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     inFlight.clear();
   }
 
-  function usability(entry: CachedVerification): Usability {
+  function usability(entry: CachedVerification): 'fresh' | 'stale' | 'unusable' {
     if (!following()) return 'unusable';
     const { organization } = entry.verification;
     const { used, ceiling, periodEnd } = organization.usage;
@@ -152,8 +126,8 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     } finally {
       sent.end();
     }
-    // Unknown hashes are remembered even without the stream: no event would ever announce a
-    // key's creation, and a new key's text cannot have been presented before it existed.
+    // Remembered even without the stream: no event announces a key's creation, and a new
+    // key's text cannot have been presented before it existed.
     if (verification === null) {
       cache.rememberUnknown(keyHash, generation);
       return null;
@@ -170,17 +144,13 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     return verified;
   }
 
-  function shared(
-    asking: Map<string, Promise<Verified | null>>,
-    keyHash: string,
-    lane?: 'refresh',
-  ): Promise<Verified | null> {
-    const pending = asking.get(keyHash);
+  function shared(keyHash: string, lane?: 'refresh'): Promise<Verified | null> {
+    const pending = inFlight.get(keyHash);
     if (pending) return pending;
     const asked = verifyAndRemember(keyHash, lane).finally(() => {
-      if (asking.get(keyHash) === asked) asking.delete(keyHash);
+      if (inFlight.get(keyHash) === asked) inFlight.delete(keyHash);
     });
-    asking.set(keyHash, asked);
+    inFlight.set(keyHash, asked);
     return asked;
   }
 
@@ -190,13 +160,13 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     if (cached && use === 'fresh') return Promise.resolve(cached);
     if (cached && use === 'stale') {
       // The cached verification is served meanwhile: a line with the cause, no stack (an outage would repeat it).
-      shared(inFlight, keyHash, 'refresh').catch((err: unknown) =>
+      shared(keyHash, 'refresh').catch((err: unknown) =>
         logger.warn({ detail: describe(err) }, 'background verification failed'),
       );
       return Promise.resolve(cached);
     }
     if (cache.isUnknown(keyHash)) return Promise.resolve(null);
-    return shared(inFlight, keyHash);
+    return shared(keyHash);
   }
 
   return {
@@ -206,23 +176,12 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       const key = toWellFormedKey(text);
       if (key === null) throw authFailure('malformed_key');
       credentials.onKeyPrefix?.(key.prefix);
-      const verified = await verifiedFor(key.keyHash);
       // A refusal is logged once, on the request's own line (prefix and reason).
-      if (verified === null) return principalFor(null, key, now());
-      const { organizationId, keyId, keyPrefix } = principalFor(verified.verification, key, now());
-      const { used, ceiling, periodEnd } = verified.verification.organization.usage;
-      // Fields spelled out: Node 20's V8 builds an object spread followed by more fields slowly, on every request.
-      return {
-        organizationId,
-        keyId,
-        keyPrefix,
-        usage: { used, ceiling, periodEnd, acknowledgedBefore: verified.acknowledgedBefore },
-      };
+      return principalFor(await verifiedFor(key.keyHash), key, now());
     },
 
     start() {
-      if (stream) return;
-      stream = keyService.followEvents({ onEvent, onConnectionChange });
+      stream ??= keyService.followEvents({ onEvent, onConnectionChange });
     },
 
     async close() {
@@ -232,5 +191,28 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       organizationOfKey.clear();
       await closing?.close();
     },
+  };
+}
+
+/**
+ * What the key service said → the caller, or the refusal (spec 3.1, 5.2, 5.3): who you are
+ * (401) before what you may do (403). A revoked key answers exactly as an unknown one. The
+ * ceiling here is the service's own `used >= ceiling`; admission checks the rest.
+ */
+function principalFor(verified: Verified | null, key: WellFormedKey, now: Date): Principal {
+  if (verified === null || verified.verification.key.revokedAt !== null) throw authFailure('invalid_key');
+  const { key: record, organization } = verified.verification;
+  if (record.expiresAt.getTime() <= now.getTime()) throw authFailure('expired_key');
+  // Permission strings are case-sensitive.
+  if (!record.permissions.includes('read')) throw authFailure('missing_permission');
+  if (!ELIGIBLE_PLANS.has(organization.plan)) throw authFailure('plan_not_eligible');
+  const { used, ceiling, periodEnd } = organization.usage;
+  if (ceiling !== null && used >= ceiling) throw authFailure('usage_ceiling_reached');
+  // Fields spelled out: Node 20's V8 builds an object spread followed by more fields slowly, on every request.
+  return {
+    organizationId: record.organizationId,
+    keyId: record.id,
+    keyPrefix: key.prefix,
+    usage: { used, ceiling, periodEnd, acknowledgedBefore: verified.acknowledgedBefore },
   };
 }

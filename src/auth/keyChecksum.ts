@@ -1,9 +1,8 @@
 import { crc32 } from 'node:zlib';
 
 /**
- * The checksum part of an API key (key-service.md "Key format"): CRC-32 as zlib
- * computes it, written in base62, most significant digit first, left-padded with `0`
- * to 6 characters.
+ * The checksum part of an API key (key-service.md "Key format"): CRC-32 as zlib computes
+ * it, in base62, most significant digit first, left-padded with `0` to 6 characters.
  */
 
 export const BASE62_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -22,7 +21,6 @@ export function toBase62(value: number, width: number): string {
   return digits.padStart(width, '0');
 }
 
-/** The 6 checksum characters for the 32 random characters of a key. */
 export function keyChecksum(randomPart: string): string {
   return toBase62(crc32(randomPart), CHECKSUM_LENGTH);
 }

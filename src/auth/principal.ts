@@ -13,21 +13,14 @@ export interface Principal {
 /** The credentials a request presented, as raw header values. */
 export interface PresentedCredentials {
   readonly authorization: string | undefined;
-  /**
-   * Every Authorization header line when the request repeated it (Node keeps only the
-   * first in `authorization`); absent or one value otherwise.
-   */
+  /** Every Authorization line when the request repeated it (Node keeps only the first in `authorization`). */
   readonly authorizationHeaders?: readonly string[];
   readonly apiKeyHeader: string | string[] | undefined;
   /** The caller's address (socket, or as trusted proxies reported it); absent outside HTTP. */
   readonly clientAddress?: string;
   /** Told the prefix of a well-formed key once read, so a refusal's log line can name the key. */
   readonly onKeyPrefix?: (keyPrefix: string) => void;
-  /**
-   * Told when a key this instance has seen verify successfully could not be served for the
-   * gateway's own trouble (key service or Redis unavailable): that refusal is not one of a
-   * flood of made-up keys, so it is not delayed like one.
-   */
+  /** Told when a key seen to verify here could not be served for the gateway's own trouble: no flood, no delay. */
   readonly onKnownKeyUnserved?: () => void;
 }
 

@@ -2,13 +2,9 @@ import { LRUCache } from 'lru-cache';
 import type { Verification } from '../upstream/keyServiceContract.js';
 
 /**
- * Recent key-service answers, by key hash: verifications (bounded, short-lived) and
- * hashes no key has (bounded, shorter-lived). It knows nothing of the event stream;
- * the authenticator decides when an entry may be used and what to drop.
- *
- * Every invalidation starts a new generation. An answer is remembered only under the
- * generation it was asked in, so an answer that was on its way while a revocation
- * arrived can never land in the cache after it.
+ * Recent key-service answers by key hash: verifications, and hashes no key has. Every
+ * invalidation starts a new generation, and an answer is remembered only under the
+ * generation it was asked in: one on its way while a revocation arrived never lands after it.
  */
 
 export interface CachedVerification {
@@ -19,16 +15,13 @@ export interface CachedVerification {
   readonly acknowledgedBefore: number;
 }
 
-export interface VerificationCacheOptions {
+export function createVerificationCache(options: {
   readonly max: number;
-  /** Kept at most this long (the authenticator decides whether an entry is fresh or stale). */
   readonly ttlMs: number;
   readonly unknownMax: number;
   readonly unknownTtlMs: number;
   readonly now: () => Date;
-}
-
-export function createVerificationCache(options: VerificationCacheOptions) {
+}) {
   // TTLs run on the authenticator's clock so they agree with its expiry decisions.
   const perf = { now: () => options.now().getTime() };
   const verified = new LRUCache<string, CachedVerification>({
@@ -45,10 +38,6 @@ export function createVerificationCache(options: VerificationCacheOptions) {
   });
   let generation = 0;
 
-  const invalidated = () => {
-    generation += 1;
-  };
-
   return {
     generation: () => generation,
     get: (keyHash: string) => verified.get(keyHash),
@@ -64,19 +53,18 @@ export function createVerificationCache(options: VerificationCacheOptions) {
       unknown.set(keyHash, true);
     },
     dropKey(keyHash: string) {
-      invalidated();
+      generation += 1;
       verified.delete(keyHash);
       unknown.delete(keyHash);
     },
     dropOrganization(organizationId: string) {
-      invalidated();
-      const stale = [...verified.entries()]
-        .filter(([, entry]) => entry.verification.organization.id === organizationId)
-        .map(([keyHash]) => keyHash);
-      for (const keyHash of stale) verified.delete(keyHash);
+      generation += 1;
+      for (const [keyHash, entry] of [...verified.entries()]) {
+        if (entry.verification.organization.id === organizationId) verified.delete(keyHash);
+      }
     },
     clear() {
-      invalidated();
+      generation += 1;
       verified.clear();
       unknown.clear();
     },

@@ -1,32 +1,16 @@
 import { ApiError } from '../errors.js';
 import { DeadlineError } from '../upstream/deadline.js';
 
-/**
- * How many platform calls one instance runs at once, and how many wait for a place.
- * Every figure lives here; the reasons are beside each.
- */
 export const PLATFORM_SHARES = {
-  // Bounds what one instance asks of the platform at once. With answers as quick as the
-  // platform's, this many in flight is already more cold answers per second than one
-  // instance's CPU serves; more would only move the queue from here to the platform.
+  // Already more cold answers per second than one instance's CPU serves: more would only
+  // move the queue from here to the platform.
   inFlight: 64,
-  // Calls waiting for a place, all organizations together: four times the places, so a
-  // burst from one client (a hundred calls at once) waits rather than being refused, while
-  // a waiting call still starts within a few platform answers, well inside its deadline.
+  // All organizations together: a burst of a hundred calls waits rather than being refused,
+  // and a waiting call still starts within a few platform answers.
   waiting: 256,
-  // What a call refused for lack of room tells the client (Retry-After): places free
-  // within milliseconds, so the shortest wait HTTP can express.
+  // Places free within milliseconds: the shortest wait HTTP can express.
   retryAfterSeconds: 1,
 } as const;
-
-export interface OrganizationShares {
-  /**
-   * Runs `call` once a place is free, waiting up to `deadline` (a performance.now() time;
-   * then DeadlineError). Refused with 429 `concurrency_share_exceeded` when the waiting
-   * room is full and the organization holds the most calls.
-   */
-  run<T>(organizationId: string, call: () => Promise<T>, deadline: number): Promise<T>;
-}
 
 interface Waiter {
   readonly organization: Organization;
@@ -43,15 +27,13 @@ interface Organization {
 }
 
 /**
- * A work-conserving fair queue, hand-written because neither bottleneck nor p-limit
- * serves several queues in turn under one cap: a call starts at once while a place is
- * free and nobody waits, so one organization alone may use every place; otherwise it
- * waits in its organization's queue, and each freed place goes to the next organization
- * in turn (round robin), so a quiet organization waits about one platform answer behind
- * a flooding one. When the waiting room is full, the organization holding the most
- * (running and waiting) gives up a call: the newcomer itself, or its newest waiter.
+ * A work-conserving fair queue, hand-written as neither bottleneck nor p-limit serves several
+ * queues in turn under one cap: one organization alone may use every place; otherwise each
+ * freed place goes to the next waiting organization in turn, so a quiet one waits about one
+ * platform answer behind a flooding one. With the room full, the organization holding the
+ * most (running and waiting) gives up a call: the newcomer itself, or its newest waiter.
  */
-export function createOrganizationShares(): OrganizationShares {
+export function createOrganizationShares() {
   const shares = PLATFORM_SHARES;
   let running = 0;
   let waiting = 0;
@@ -147,7 +129,11 @@ export function createOrganizationShares(): OrganizationShares {
     });
 
   return {
-    async run(organizationId, call, deadline) {
+    /**
+     * Runs `call` once a place is free, waiting up to `deadline` (a performance.now() time), or
+     * 429 `concurrency_share_exceeded` when the room is full and the organization holds the most.
+     */
+    async run<T>(organizationId: string, call: () => Promise<T>, deadline: number): Promise<T> {
       const organization = organizationOf(organizationId);
       if (running < shares.inFlight && waiting === 0) {
         running += 1;

@@ -7,11 +7,7 @@ import { createUpstreamHttp } from '../upstream/upstreamHttp.js';
 import { createOrganizationShares } from './organizationShares.js';
 import { platformFetch } from './platformFetch.js';
 
-/**
- * The platform's GraphQL API, reached only through the typed documents generated from
- * queries/*.graphql (printed at build time). Variables carry every value that came from
- * a request; the query text is fixed.
- */
+/** The platform's GraphQL API, through the generated typed documents only: request values travel as variables. */
 export interface PlatformClient {
   request<TResult, TVariables extends Record<string, unknown>>(
     document: TypedDocumentString<TResult, TVariables>,
@@ -32,10 +28,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   const headers = { authorization: `Bearer ${options.token}` };
   const shares = createOrganizationShares();
 
-  /**
-   * One call, answered by `deadline` or refused: graphql-request over a fetch bound to that
-   * deadline (a client is a URL and its options; making one per call costs next to nothing).
-   */
+  /** One call, answered by `deadline` or refused (a client is a URL and its options: one per call costs nothing). */
   async function call<TResult>(
     operation: string,
     document: string,
@@ -61,11 +54,9 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
       const text = document.toString();
       try {
         const organizationId = variables.organizationId;
-        // Every data query is scoped to an organization and waits its turn among the
-        // organizations' calls; the readiness probe, scoped to none, is not held back by
-        // their traffic. The deadline counts from the request, the wait for a place included:
-        // a call still waiting at its deadline leaves the queue (504), and one that starts late
-        // gets only the time left, so its place is free again when its caller has been answered.
+        // Every data query waits its organization's turn; the readiness probe, scoped to none, is
+        // not held back. The deadline counts from the request, the wait for a place included, so
+        // a place is free again once its caller has been answered.
         const deadline = started + options.timeoutMs;
         const data =
           typeof organizationId === 'string'
@@ -88,7 +79,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   };
 }
 
-/** The document's operation name for metrics and logs: the name after its leading `query`. */
+/** The document's operation name, for metrics and logs. */
 function operationName(document: TypedDocumentString<unknown, never>): string {
   return /^\s*(?:query|mutation|subscription)\s+([_A-Za-z]\w*)/.exec(document.toString())?.[1] ?? 'anonymous';
 }

@@ -7,10 +7,8 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 const WIRE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding']);
 
 /**
- * The `fetch` graphql-request is given: its POST sent with undici's request API (see
- * createUpstreamHttp), the answer handed back as a Response built from the text already
- * read, so no web stream carries the request or the response body over the socket.
- * graphql-request always calls it with a URL and a string body.
+ * The `fetch` graphql-request is given: its POST sent by createUpstreamHttp, the answer a
+ * Response built from the text already read, so no web stream carries a body over the socket.
  */
 export function platformFetch(http: UpstreamHttp, deadline?: number): typeof fetch {
   return async (input, init) => {

@@ -1,8 +1,6 @@
 /**
- * Exponential backoff with jitter: attempt 1 waits about `baseMs`, each further
- * attempt twice as long, never more than `maxMs`. Half of the delay is random so
- * that instances which failed together do not retry together. An upstream's own
- * Retry-After is honoured up to the same cap.
+ * Exponential backoff up to `maxMs`, half of it random so instances that failed together do
+ * not retry together; an upstream's own Retry-After is honoured up to the same cap.
  */
 export function retryDelayMs(
   attempt: number,

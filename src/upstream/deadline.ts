@@ -1,14 +1,14 @@
+import { setTimeout as delay } from 'node:timers/promises';
+
 /** Work that ran past its deadline; named as AbortSignal.timeout's error is. */
 export class DeadlineError extends Error {
   override readonly name = 'TimeoutError';
 }
 
 /**
- * Settles as `work` does, or rejects with DeadlineError `ms` after the start, whichever
- * comes first. The timer is cleared as soon as the work settles, so nothing fires for work
- * done in time; until then it keeps the process alive (a shutdown step waits out its
- * deadline rather than the process ending under it). The work is not cancelled:
- * each caller bounds its own (an upstream call through undici's own timeouts).
+ * Settles as `work` does, or rejects with DeadlineError `ms` after the start. Until then the
+ * timer keeps the process alive (a shutdown step waits out its deadline rather than the
+ * process ending under it). The work is not cancelled: each caller bounds its own.
  */
 export async function withDeadline<T>(ms: number, work: () => Promise<T>, what = 'work'): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -24,17 +24,5 @@ export async function withDeadline<T>(ms: number, work: () => Promise<T>, what =
 
 /** Resolves after `ms`, or at once when `signal` aborts; never rejects. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) {
-      resolve();
-      return;
-    }
-    const done = () => {
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  return delay(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
 }

@@ -12,23 +12,14 @@ import {
 import { describe, headerText, retryAfterSeconds } from './upstreamFailure.js';
 import type { UpstreamHttp } from './upstreamHttp.js';
 
-/**
- * Follows the key service's `GET /v1/events` (key-service.md): one connection at a time,
- * reconnecting with Last-Event-ID after a drop, and treating a silent stream as dead.
- */
-
 export interface KeyEventStreamOptions {
   /** The time allowed for the stream to open. */
   timeoutMs: number;
   events?: {
-    /** First delay before reconnecting; doubles per failed attempt (with jitter). Default 500 ms. */
+    /** First delay before reconnecting; doubles per failed attempt (with jitter). */
     reconnectDelayMs?: number;
-    /** Upper bound of that delay. Default 30 s. */
     maxReconnectDelayMs?: number;
-    /**
-     * An open stream silent this long is not trusted (cached verifications are not used)
-     * and is reconnected. Default: the ping interval plus a margin (EVENT_LIVENESS_MS).
-     */
+    /** An open stream silent this long is not trusted (nothing cached is used) and is reconnected. */
     idleTimeoutMs?: number;
   };
 }
@@ -53,14 +44,12 @@ function toKeyServiceEvent(message: EventSourceMessage): KeyServiceEvent | null 
 }
 
 /**
- * The service sends `: ping` every 15 s (key-service.md), so an open connection that delivered no
- * byte for longer than that, plus a margin for a late ping or a late timer here, may be partitioned
- * or held by a proxy: events may be missing, and nothing cached may be trusted.
+ * The service sends `: ping` every 15 s: a connection silent longer than that, plus a margin for
+ * a late ping or timer, may be partitioned or held by a proxy, and events may be missing.
  */
 const EVENT_LIVENESS_MS = 15_000 + 3_000;
-const DEFAULT_RECONNECT_DELAY_MS = 500;
-const DEFAULT_MAX_RECONNECT_DELAY_MS = 30_000;
 
+/** Follows `GET /v1/events`: one connection at a time, reconnecting with Last-Event-ID after a drop. */
 export function followEventStream(
   http: UpstreamHttp,
   url: string,
@@ -68,17 +57,16 @@ export function followEventStream(
   options: KeyEventStreamOptions,
   handlers: KeyEventHandlers,
 ): KeyEventStream {
-  const maxDelayMs = options.events?.maxReconnectDelayMs ?? DEFAULT_MAX_RECONNECT_DELAY_MS;
+  const maxDelayMs = options.events?.maxReconnectDelayMs ?? 30_000;
   const idleTimeoutMs = options.events?.idleTimeoutMs ?? EVENT_LIVENESS_MS;
-  // When bytes last arrived: judged by the clock on every question, not only by the idle
-  // timer, which a busy process runs late.
+  // Judged by the clock on every question, not only by the idle timer, which a busy process runs late.
   let lastByteAt = Number.NEGATIVE_INFINITY;
-  let baseDelayMs = options.events?.reconnectDelayMs ?? DEFAULT_RECONNECT_DELAY_MS;
+  let baseDelayMs = options.events?.reconnectDelayMs ?? 500;
   const closing = new AbortController();
   let connected = false;
   let lastEventId: string | undefined;
   let failedAttempts = 0;
-  /** A wait the service asked for (Retry-After on 429/503), used once. */
+  /** Retry-After on 429/503, used once. */
   let requestedDelayMs = 0;
 
   function setConnected(value: boolean, detail: string): void {
@@ -133,7 +121,6 @@ export function followEventStream(
         },
       });
       const decoder = new TextDecoder();
-      // undici's body yields Buffers (its stream type says any).
       const body: AsyncIterable<Buffer> = res.body;
       // Ends a read already pending on the body for certain when the connection is aborted.
       const destroyBody = () => res.body.destroy();

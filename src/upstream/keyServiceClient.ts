@@ -1,6 +1,7 @@
 import { UpstreamError, type UpstreamFailure } from '../errors.js';
 import { followEventStream, type KeyEventStreamOptions } from './keyEventFollower.js';
 import {
+  ErrorAnswerSchema,
   type KeyEventHandlers,
   type KeyEventStream,
   parseJson,
@@ -12,20 +13,15 @@ import {
   VerificationSchema,
 } from './keyServiceContract.js';
 import { failureFromStatus, failureFromThrown } from './upstreamFailure.js';
-import { createUpstreamHttp, type UpstreamAnswer } from './upstreamHttp.js';
+import { createUpstreamHttp } from './upstreamHttp.js';
 
-/**
- * The calls to the internal key service (key-service.md): verify a key by its hash,
- * report usage, probe readiness, and follow the stream of changes that make a cached
- * verification stale. Every failure is an UpstreamError('key-service', ...), which the
- * gateway answers with 503 + Retry-After: authentication fails closed.
- */
+/** The key service's calls (key-service.md); every failure is an UpstreamError, answered 503: auth fails closed. */
 export interface KeyServiceClient {
   /** The verification for a key hash, or null when no key has that hash. */
   verify(keyHash: string): Promise<Verification | null>;
   /** Records 1 to 1000 usage events. A 400 throws UsageRejectedError: retrying cannot help. */
   recordUsage(events: readonly UsageEvent[]): Promise<UsageReceipt>;
-  /** True while the service answers verify with our token (404 unknown key or 200). */
+  /** True while the service answers verify with our token. */
   isReady(): Promise<boolean>;
   /** Opens `GET /v1/events` and keeps it open (reconnecting with Last-Event-ID) until closed. */
   followEvents(handlers: KeyEventHandlers): KeyEventStream;
@@ -34,7 +30,6 @@ export interface KeyServiceClient {
 export type KeyServiceCall = 'verify' | 'usage' | 'probe';
 
 export interface KeyServiceClientOptions extends KeyEventStreamOptions {
-  /** Base URL, without a trailing slash. */
   url: string;
   token: string;
   /** Per call; also the time allowed for the event stream to open. */
@@ -60,12 +55,12 @@ export function createKeyServiceClient(options: KeyServiceClientOptions): KeySer
   const http = createUpstreamHttp({ timeoutMs: options.timeoutMs });
   const headers = { authorization, 'content-type': 'application/json', accept: 'application/json' };
 
-  /** One POST; the answer for `read` to judge (429/503 already turned into throttled). Reports duration and outcome to onCall. */
+  /** One POST, 429/503 turned into throttled; `read` judges the rest. */
   async function post<T>(
     call: KeyServiceCall,
     path: string,
     body: unknown,
-    read: (answer: UpstreamAnswer, json: unknown) => T,
+    read: (status: number, json: unknown) => T,
   ): Promise<T> {
     const started = performance.now();
     let outcome: 'ok' | UpstreamFailure = 'ok';
@@ -73,7 +68,7 @@ export function createKeyServiceClient(options: KeyServiceClientOptions): KeySer
       const answer = await http.send(`${baseUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
       if (answer.status === 429 || answer.status === 503)
         throw failureFromStatus('key-service', call, answer.status, answer.headers['retry-after']);
-      return read(answer, parseJson(answer.text));
+      return read(answer.status, parseJson(answer.text));
     } catch (err: unknown) {
       const failure = failureFromThrown('key-service', call, err);
       outcome = failure.failure;
@@ -84,7 +79,7 @@ export function createKeyServiceClient(options: KeyServiceClientOptions): KeySer
   }
 
   function verify(call: KeyServiceCall, keyHash: string): Promise<Verification | null> {
-    return post(call, '/v1/keys/verify', { keyHash }, ({ status }, json) => {
+    return post(call, '/v1/keys/verify', { keyHash }, (status, json) => {
       if (status === 404 && UnknownKeySchema.safeParse(json).success) return null;
       if (status !== 200) throw failureFromStatus('key-service', call, status, null);
       const parsed = VerificationSchema.safeParse(json);
@@ -101,8 +96,11 @@ export function createKeyServiceClient(options: KeyServiceClientOptions): KeySer
     verify: (keyHash) => verify('verify', keyHash),
 
     recordUsage(events) {
-      return post('usage', '/v1/usage', { events }, ({ status }, json) => {
-        if (status === 400) throw new UsageRejectedError(`usage: status 400 ${errorName(json)}`.trim());
+      return post('usage', '/v1/usage', { events }, (status, json) => {
+        if (status === 400) {
+          const name = ErrorAnswerSchema.safeParse(json).data?.error.slice(0, 100) ?? '';
+          throw new UsageRejectedError(`usage: status 400 ${name}`.trim());
+        }
         if (status !== 200) throw failureFromStatus('key-service', 'usage', status, null);
         const parsed = UsageReceiptSchema.safeParse(json);
         if (!parsed.success) throw new UpstreamError('key-service', 'bad_answer', 'usage: answer of another form');
@@ -121,11 +119,4 @@ export function createKeyServiceClient(options: KeyServiceClientOptions): KeySer
       return followEventStream(http, `${baseUrl}/v1/events`, authorization, options, handlers);
     },
   };
-}
-
-function errorName(json: unknown): string {
-  if (typeof json === 'object' && json !== null && 'error' in json && typeof json.error === 'string') {
-    return json.error.slice(0, 100);
-  }
-  return '';
 }

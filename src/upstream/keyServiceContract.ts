@@ -1,9 +1,6 @@
 import { z } from 'zod';
 
-/**
- * The internal key service's contract (key-service.md): what its answers hold, as types
- * and as the zod schemas every answer is checked against before anything reads it.
- */
+/** The key service's contract (key-service.md): the zod schemas every answer is checked against. */
 
 /** One successful public call, as `POST /v1/usage` takes it. `id` (a uuid) makes it idempotent. */
 export interface UsageEvent {
@@ -15,17 +12,6 @@ export interface UsageEvent {
   readonly at: string;
 }
 
-export type KeyServiceEvent =
-  | {
-      readonly type: 'key.revoked';
-      readonly keyId: string;
-      readonly keyHash: string;
-      readonly organizationId: string;
-      readonly revokedAt: string;
-    }
-  | { readonly type: 'organization.updated'; readonly organizationId: string }
-  | { readonly type: 'reset' };
-
 export interface KeyEventHandlers {
   onEvent(event: KeyServiceEvent): void;
   /** The stream opened (true) or dropped (false); `detail` is for logs only. */
@@ -33,7 +19,7 @@ export interface KeyEventHandlers {
 }
 
 export interface KeyEventStream {
-  /** True while the stream is open and delivered bytes recently: only then are the events known to be complete. */
+  /** True while open and delivering bytes recently: only then are the events known to be complete. */
   isConnected(): boolean;
   /** Stops following; resolves once the connection and every timer are gone. */
   close(): Promise<void>;
@@ -44,10 +30,7 @@ const time = z
   .refine((value) => !Number.isNaN(Date.parse(value)), 'not a time')
   .transform((value) => new Date(value));
 
-/**
- * What `POST /v1/keys/verify` says about a hash: any key with it, expired and revoked ones
- * included; an organization's `ceiling` null means it has none.
- */
+/** Any key with the hash, expired and revoked ones included; `ceiling` null means none. */
 export const VerificationSchema = z.object({
   key: z.object({
     id: z.string().min(1),
@@ -69,6 +52,7 @@ export const VerificationSchema = z.object({
   }),
 });
 
+export const ErrorAnswerSchema = z.object({ error: z.string() });
 export const UnknownKeySchema = z.object({ error: z.literal('unknown_key') });
 export type Verification = z.output<typeof VerificationSchema>;
 
@@ -82,6 +66,11 @@ export const KeyRevokedSchema = z.object({
   revokedAt: z.string(),
 });
 export const OrganizationUpdatedSchema = z.object({ organizationId: z.string() });
+
+export type KeyServiceEvent =
+  | ({ readonly type: 'key.revoked' } & z.output<typeof KeyRevokedSchema>)
+  | ({ readonly type: 'organization.updated' } & z.output<typeof OrganizationUpdatedSchema>)
+  | { readonly type: 'reset' };
 
 /** A body as JSON, or undefined when it is not JSON (the schemas then reject it). */
 export function parseJson(text: string): unknown {

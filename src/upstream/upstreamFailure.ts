@@ -1,10 +1,7 @@
 import { UpstreamError, type UpstreamName } from '../errors.js';
 import { DeadlineError } from './deadline.js';
 
-/**
- * The one classifier of upstream failures, for the platform and the key service alike.
- * `call` names the operation for the log detail; nothing here reaches a consumer.
- */
+/** The one classifier of upstream failures; `call` names the operation for the log detail only. */
 
 /** An answer with a status the caller did not expect: 429/503 throttled (with Retry-After), anything else a bad answer. */
 export function failureFromStatus(
@@ -47,10 +44,7 @@ export function headerText(value: string | readonly string[] | undefined): strin
   return typeof value === 'string' ? value : (value?.join(', ') ?? '');
 }
 
-/**
- * Retry-After from an upstream (seconds or an HTTP date) → whole seconds, clamped to
- * a sane range so a hostile or broken upstream cannot tell consumers to wait a day.
- */
+/** Retry-After (seconds or an HTTP date) → whole seconds, clamped: an upstream cannot make consumers wait a day. */
 export function retryAfterSeconds(
   value: string | readonly string[] | null | undefined,
   now: number = Date.now(),

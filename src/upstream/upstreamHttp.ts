@@ -9,10 +9,7 @@ export interface UpstreamCall {
   readonly method: 'GET' | 'POST';
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string;
-  /**
-   * When the answer must be in (a `performance.now()` time), for a call that already waited
-   * its turn: it then gets only what is left. Without it, `timeoutMs` from the send.
-   */
+  /** When the answer must be in (a `performance.now()` time); without it, `timeoutMs` from the send. */
   readonly deadline?: number;
 }
 
@@ -31,9 +28,8 @@ export interface UpstreamHttp {
 }
 
 /**
- * The most an answer may hold, on the wire and once decoded. Far above any answer the
- * contracts allow (pages are bounded by their `first`), it bounds the memory one broken or
- * hostile upstream can take per call, and what a small compressed body may expand into.
+ * The most an answer may hold, on the wire and once decoded: far above any answer the contracts
+ * allow, it bounds the memory one broken or hostile upstream can take per call.
  */
 export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
@@ -56,17 +52,13 @@ const DECODERS: Readonly<Record<string, (bytes: Buffer) => Promise<Buffer>>> = {
 };
 
 /**
- * The process's one pool of upstream connections: an Agent of the undici package the gateway
- * depends on, handed to every call, never the process-global dispatcher. That one belongs to
- * whoever sets it first: on Node 22 importing node:http installs Node's bundled undici 6,
- * which does not understand the handlers of undici 7 that `send` gives it.
+ * The process's one pool of upstream connections, handed to every call, never the global
+ * dispatcher: on Node 22 importing node:http installs Node's bundled undici 6 there, which
+ * does not understand the handlers of undici 7 that `send` gives it.
  */
 let upstreamDispatcher: Dispatcher = new Agent();
 
-/**
- * Sends every upstream call, from now on, through `dispatcher` (tests: nock for made-up hosts;
- * the bench: undici's MockAgent). Returns the dispatcher it replaces, to put back.
- */
+/** Sends every upstream call from now on through `dispatcher` (tests, bench); returns the one it replaces. */
 export function routeUpstreamCalls(dispatcher: Dispatcher): Dispatcher {
   const previous = upstreamDispatcher;
   upstreamDispatcher = dispatcher;
@@ -74,14 +66,10 @@ export function routeUpstreamCalls(dispatcher: Dispatcher): Dispatcher {
 }
 
 /**
- * Every upstream call goes through undici, on the pool above: keep-alive connections per
- * origin, shared by every client of the process. A call whose answer is
- * read whole (`send`) uses the Dispatcher API with a handler that keeps the chunks; the
- * event stream (`open`) uses the request API, whose body is a Node stream. No web streams.
- * (undici's decompress interceptor would decode answers too, but it is marked experimental
- * and warns on first use.) A GraphQL or key-service endpoint that redirects is misconfigured:
- * undici follows no redirect unless told to, and the 3xx is reported as the unexpected
- * status it is.
+ * `send` uses undici's Dispatcher API with a handler that keeps the chunks (the request API
+ * would wrap them in a stream only to read them back); `open`, the request API. No web streams.
+ * undici's decompress interceptor is experimental and warns on first use. Redirects are not
+ * followed: an endpoint that redirects is misconfigured, and its 3xx is an unexpected status.
  */
 export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp {
   const { timeoutMs } = options;
@@ -101,7 +89,7 @@ export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp
         body: call.body ?? null,
         headersTimeout: ms,
         bodyTimeout: ms,
-      }).then(decoded);
+      });
       return withDeadline(ms, () => answer, 'upstream call');
     },
 
@@ -111,22 +99,11 @@ export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp
   };
 }
 
-interface WholeAnswer {
-  readonly status: number;
-  readonly statusText: string;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: Buffer;
-}
-
-/**
- * One call through undici's Dispatcher API with a handler that keeps the body's chunks:
- * the request API would wrap them in a Readable stream only to read them back at once.
- */
-function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): Promise<WholeAnswer> {
+function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): Promise<UpstreamAnswer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
-    let head: Omit<WholeAnswer, 'body'> = { status: 0, statusText: '', headers: {} };
+    let head: Omit<UpstreamAnswer, 'text'> = { status: 0, statusText: '', headers: {} };
     dispatcher.dispatch(options, {
       // Its presence marks the handler as one of undici 7's form; nothing to do at the start.
       onRequestStart() {},
@@ -142,7 +119,7 @@ function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptio
         chunks.push(chunk);
       },
       onResponseEnd() {
-        resolve({ ...head, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) });
+        resolve(decoded(head, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
       },
       onResponseError(_controller, err) {
         reject(err);
@@ -151,9 +128,9 @@ function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptio
   });
 }
 
-async function decoded(answer: WholeAnswer): Promise<UpstreamAnswer> {
-  const encoding = answer.headers['content-encoding'];
+async function decoded(head: Omit<UpstreamAnswer, 'text'>, body: Buffer): Promise<UpstreamAnswer> {
+  const encoding = head.headers['content-encoding'];
   const decode = typeof encoding === 'string' ? DECODERS[encoding.trim().toLowerCase()] : undefined;
-  const body = decode === undefined ? answer.body : await decode(answer.body);
-  return { status: answer.status, statusText: answer.statusText, headers: answer.headers, text: body.toString('utf8') };
+  const text = (decode === undefined ? body : await decode(body)).toString('utf8');
+  return { status: head.status, statusText: head.statusText, headers: head.headers, text };
 }
