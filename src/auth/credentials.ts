@@ -33,13 +33,6 @@ function bearerTokens(credentials: PresentedCredentials): string[] {
 
 /** Repeated X-API-Key lines arrive joined by ", " (or as an array); a key never holds a comma. */
 function apiKeyHeaderValues(header: string | readonly string[] | undefined): string[] {
-  const values: string[] = [];
-  if (header === undefined) return values;
-  for (const line of typeof header === 'string' ? [header] : header) {
-    for (const part of line.split(',')) {
-      const value = part.trim();
-      if (value !== '') values.push(value);
-    }
-  }
-  return values;
+  const parts = [header ?? []].flat().flatMap((line) => line.split(','));
+  return parts.map((part) => part.trim()).filter((value) => value !== '');
 }

@@ -12,23 +12,19 @@ import type { Authenticator, PresentedCredentials, Principal } from './principal
 import { type CachedVerification, createVerificationCache } from './verificationCache.js';
 
 /**
- * API keys checked against the key service, the one source of truth; junk (form, checksum)
- * never reaches it, and its failure is a 503, never a 401 nor a pass. Verifications are
- * cached only while the event stream is demonstrably alive, so a revocation reaches us as an
- * event. An organization with a ceiling is verified again past `usageFreshnessMs`, and on
- * every request while near it: usage the gateway's own count lacks arrives only in `used`.
+ * API keys checked against the key service, the one source of truth (its failure is a 503,
+ * never a 401 nor a pass). Verifications are cached only while the event stream is alive, so
+ * a revocation reaches us; usage the gateway's own count lacks arrives only in `used`.
  */
 
 const DEFAULT_CACHE = {
-  /** Verifications kept at most. */
   max: 10_000,
-  /** How long a verification is fresh. */
   ttlMs: 60_000,
-  /** How long past its freshness a verification may still be served while it is refreshed. */
+  /** How long past `ttlMs` a verification may still be served while it is refreshed. */
   staleMs: 60_000,
   unknownMax: 10_000,
   unknownTtlMs: 10_000,
-  /** Age beyond which an organization with a ceiling is verified again. */
+  /** Age beyond which an organization with a ceiling is verified again (while near it: always). */
   usageFreshnessMs: 5_000,
 };
 
@@ -61,7 +57,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
   const { keyService, ledger, now, logger } = options;
   const settings = { ...DEFAULT_CACHE, ...options.cache };
   const cache = createVerificationCache({ ...settings, ttlMs: settings.ttlMs + settings.staleMs, now });
-  /** Verifications on their way, shared by concurrent requests for the same hash. */
+  /** Shared by concurrent requests for the same hash. */
   const inFlight = new Map<string, Promise<Verified | null>>();
   let stream: KeyEventStream | undefined;
   /** The organization of each key verified lately: a shared count is read by organization before the verify. */
@@ -157,14 +153,13 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
   function verifiedFor(keyHash: string): Promise<Verified | null> {
     const cached = cache.get(keyHash);
     const use = cached ? usability(cached) : 'unusable';
-    if (cached && use === 'fresh') return Promise.resolve(cached);
     if (cached && use === 'stale') {
-      // The cached verification is served meanwhile: a line with the cause, no stack (an outage would repeat it).
+      // Served meanwhile; a line with the cause, no stack (an outage would repeat it).
       shared(keyHash, 'refresh').catch((err: unknown) =>
         logger.warn({ detail: describe(err) }, 'background verification failed'),
       );
-      return Promise.resolve(cached);
     }
+    if (cached && use !== 'unusable') return Promise.resolve(cached);
     if (cache.isUnknown(keyHash)) return Promise.resolve(null);
     return shared(keyHash);
   }

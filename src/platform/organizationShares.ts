@@ -34,7 +34,6 @@ interface Organization {
  * most (running and waiting) gives up a call: the newcomer itself, or its newest waiter.
  */
 export function createOrganizationShares() {
-  const shares = PLATFORM_SHARES;
   let running = 0;
   let waiting = 0;
   const organizations = new Map<string, Organization>();
@@ -44,19 +43,10 @@ export function createOrganizationShares() {
   const refusal = () =>
     new ApiError('RATE_LIMITED', 'Too many calls of this organization at once. Retry later.', {
       reason: 'concurrency_share_exceeded',
-      headers: { 'Retry-After': String(shares.retryAfterSeconds) },
+      headers: { 'Retry-After': String(PLATFORM_SHARES.retryAfterSeconds) },
     });
 
   const late = () => new DeadlineError('no place for the platform call before its deadline');
-
-  const organizationOf = (id: string): Organization => {
-    let organization = organizations.get(id);
-    if (organization === undefined) {
-      organization = { id, running: 0, waiting: [] };
-      organizations.set(id, organization);
-    }
-    return organization;
-  };
 
   const forgetIfIdle = (organization: Organization): void => {
     if (organization.running === 0 && organization.waiting.length === 0) organizations.delete(organization.id);
@@ -73,7 +63,7 @@ export function createOrganizationShares() {
   /** Gives free places to the organizations waiting, one call each in turn. */
   const serveTurns = (): void => {
     for (const organization of turns.values()) {
-      if (running >= shares.inFlight) return;
+      if (running >= PLATFORM_SHARES.inFlight) return;
       const waiter = organization.waiting[0];
       if (waiter === undefined) continue;
       leave(waiter);
@@ -134,12 +124,13 @@ export function createOrganizationShares() {
      * 429 `concurrency_share_exceeded` when the room is full and the organization holds the most.
      */
     async run<T>(organizationId: string, call: () => Promise<T>, deadline: number): Promise<T> {
-      const organization = organizationOf(organizationId);
-      if (running < shares.inFlight && waiting === 0) {
+      const organization = organizations.get(organizationId) ?? { id: organizationId, running: 0, waiting: [] };
+      organizations.set(organizationId, organization);
+      if (running < PLATFORM_SHARES.inFlight && waiting === 0) {
         running += 1;
         organization.running += 1;
       } else {
-        if (waiting >= shares.waiting) {
+        if (waiting >= PLATFORM_SHARES.waiting) {
           const biggest = biggestHolder(organization);
           if (biggest === organization) {
             forgetIfIdle(organization);

@@ -28,22 +28,6 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   const headers = { authorization: `Bearer ${options.token}` };
   const shares = createOrganizationShares();
 
-  /** One call, answered by `deadline` or refused (a client is a URL and its options: one per call costs nothing). */
-  async function call<TResult>(
-    operation: string,
-    document: string,
-    variables: Record<string, unknown>,
-    deadline: number,
-  ): Promise<TResult> {
-    const client = new GraphQLClient(options.url, { headers, fetch: platformFetch(http, deadline) });
-    const data = await client.request<TResult, Record<string, unknown>>({ document, variables });
-    // A batch-shaped answer (a JSON array) comes back as an array: not our operation's data.
-    if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-      throw new UpstreamError('platform', 'bad_answer', `${operation}: answer has no data`);
-    }
-    return data;
-  }
-
   return {
     async request<TResult, TVariables extends Record<string, unknown>>(
       document: TypedDocumentString<TResult, TVariables>,
@@ -51,21 +35,27 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     ): Promise<TResult> {
       const started = performance.now();
       const operation = operationName(document);
-      const text = document.toString();
+      // The deadline counts from the request, the wait for a place included, so a place is free
+      // again once its caller has been answered.
+      const deadline = started + options.timeoutMs;
+      const text: string = document.toString();
+      // A client is a URL and its options: one per call, its fetch bound to the deadline, costs nothing.
+      const send = async (): Promise<TResult> => {
+        const client = new GraphQLClient(options.url, { headers, fetch: platformFetch(http, deadline) });
+        const data = await client.request<TResult, Record<string, unknown>>({ document: text, variables });
+        // A batch-shaped answer (a JSON array) comes back as an array: not our operation's data.
+        if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+          throw new UpstreamError('platform', 'bad_answer', `${operation}: answer has no data`);
+        }
+        return data;
+      };
       try {
         const organizationId = variables.organizationId;
-        // Every data query waits its organization's turn; the readiness probe, scoped to none, is
-        // not held back. The deadline counts from the request, the wait for a place included, so
-        // a place is free again once its caller has been answered.
-        const deadline = started + options.timeoutMs;
+        // Every data query waits its organization's turn; the readiness probe, scoped to none, is not held back.
         const data =
           typeof organizationId === 'string'
-            ? await withDeadline(
-                options.timeoutMs,
-                () => shares.run(organizationId, () => call<TResult>(operation, text, variables, deadline), deadline),
-                operation,
-              )
-            : await call<TResult>(operation, text, variables, deadline);
+            ? await withDeadline(options.timeoutMs, () => shares.run(organizationId, send, deadline), operation)
+            : await send();
         options.onCall?.(operation, (performance.now() - started) / 1000, 'ok');
         return data;
       } catch (err: unknown) {
@@ -86,14 +76,9 @@ function operationName(document: TypedDocumentString<unknown, never>): string {
 
 function toUpstreamError(err: unknown, operation: string): UpstreamError {
   if (err instanceof ClientError) {
-    const messages = (err.response.errors ?? []).map((e) => e.message).join('; ');
-    return failureFromStatus(
-      'platform',
-      operation,
-      err.response.status,
-      err.response.headers.get('retry-after'),
-      messages,
-    );
+    const { errors, status, headers } = err.response;
+    const messages = (errors ?? []).map((e) => e.message).join('; ');
+    return failureFromStatus('platform', operation, status, headers.get('retry-after'), messages);
   }
   return failureFromThrown('platform', operation, err);
 }

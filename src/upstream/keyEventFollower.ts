@@ -62,6 +62,7 @@ export function followEventStream(
   // Judged by the clock on every question, not only by the idle timer, which a busy process runs late.
   let lastByteAt = Number.NEGATIVE_INFINITY;
   let baseDelayMs = options.events?.reconnectDelayMs ?? 500;
+  const baseHeaders = { authorization, accept: 'text/event-stream', 'cache-control': 'no-cache' };
   const closing = new AbortController();
   let connected = false;
   let lastEventId: string | undefined;
@@ -90,12 +91,7 @@ export function followEventStream(
     };
     abortAfter(options.timeoutMs);
     try {
-      const headers: Record<string, string> = {
-        authorization,
-        accept: 'text/event-stream',
-        'cache-control': 'no-cache',
-      };
-      if (lastEventId !== undefined) headers['last-event-id'] = lastEventId;
+      const headers = lastEventId === undefined ? baseHeaders : { ...baseHeaders, 'last-event-id': lastEventId };
       const res = await http.open(url, headers, signal);
       const contentType = headerText(res.headers['content-type']);
       if (res.statusCode !== 200 || !contentType.startsWith('text/event-stream')) {

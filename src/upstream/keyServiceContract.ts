@@ -25,10 +25,7 @@ export interface KeyEventStream {
   close(): Promise<void>;
 }
 
-const time = z
-  .string()
-  .refine((value) => !Number.isNaN(Date.parse(value)), 'not a time')
-  .transform((value) => new Date(value));
+const time = z.string().pipe(z.coerce.date());
 
 /** Any key with the hash, expired and revoked ones included; `ceiling` null means none. */
 export const VerificationSchema = z.object({

@@ -1,8 +1,6 @@
 import { UpstreamError, type UpstreamName } from '../errors.js';
 import { DeadlineError } from './deadline.js';
 
-/** The one classifier of upstream failures; `call` names the operation for the log detail only. */
-
 /** An answer with a status the caller did not expect: 429/503 throttled (with Retry-After), anything else a bad answer. */
 export function failureFromStatus(
   upstream: UpstreamName,
@@ -29,8 +27,7 @@ export function failureFromThrown(upstream: UpstreamName, call: string, err: unk
 
 /** Socket and connection errors carry a code: ECONNREFUSED, ENOTFOUND, ECONNRESET, UND_ERR_SOCKET, ... */
 function hasSocketErrorCode(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null || !('code' in value)) return false;
-  const code = value.code;
+  const code = typeof value === 'object' && value !== null && 'code' in value ? value.code : undefined;
   return typeof code === 'string' && /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/.test(code);
 }
 
@@ -45,19 +42,9 @@ export function headerText(value: string | readonly string[] | undefined): strin
 }
 
 /** Retry-After (seconds or an HTTP date) → whole seconds, clamped: an upstream cannot make consumers wait a day. */
-export function retryAfterSeconds(
-  value: string | readonly string[] | null | undefined,
-  now: number = Date.now(),
-): number | undefined {
+export function retryAfterSeconds(value: string | readonly string[] | null | undefined): number | undefined {
   if (value === null || value === undefined) return undefined;
   const trimmed = headerText(value).trim();
-  let seconds: number;
-  if (/^\d+$/.test(trimmed)) {
-    seconds = Number(trimmed);
-  } else {
-    const at = Date.parse(trimmed);
-    if (Number.isNaN(at)) return undefined;
-    seconds = Math.ceil((at - now) / 1000);
-  }
-  return Math.min(Math.max(seconds, 1), 300);
+  const seconds = /^\d+$/.test(trimmed) ? Number(trimmed) : Math.ceil((Date.parse(trimmed) - Date.now()) / 1000);
+  return Number.isNaN(seconds) ? undefined : Math.min(Math.max(seconds, 1), 300);
 }

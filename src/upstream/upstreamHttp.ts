@@ -20,13 +20,6 @@ export interface UpstreamAnswer {
   readonly text: string;
 }
 
-export interface UpstreamHttp {
-  /** The whole answer within `timeoutMs` of the start, or DeadlineError. Redirects are answers, not followed. */
-  send(url: string | URL, call: UpstreamCall): Promise<UpstreamAnswer>;
-  /** A response whose body is read as it arrives (the event stream); the caller ends it with `signal`. */
-  open(url: string, headers: Readonly<Record<string, string>>, signal: AbortSignal): Promise<Dispatcher.ResponseData>;
-}
-
 /**
  * The most an answer may hold, on the wire and once decoded: far above any answer the contracts
  * allow, it bounds the memory one broken or hostile upstream can take per call.
@@ -38,17 +31,15 @@ export class AnswerTooLargeError extends Error {
   override readonly name = 'AnswerTooLargeError';
 }
 
-const gunzipAsync = promisify(gunzip);
-const inflateAsync = promisify(inflate);
-const brotliAsync = promisify(brotliDecompress);
 const DECODE_LIMIT = { maxOutputLength: MAX_ANSWER_BYTES };
+const gunzipAsync = promisify(gunzip);
 
 /** Decoders of the encodings the calls accept (undici, unlike its fetch, leaves bodies encoded). */
-const DECODERS: Readonly<Record<string, (bytes: Buffer) => Promise<Buffer>>> = {
-  gzip: (bytes) => gunzipAsync(bytes, DECODE_LIMIT),
-  'x-gzip': (bytes) => gunzipAsync(bytes, DECODE_LIMIT),
-  deflate: (bytes) => inflateAsync(bytes, DECODE_LIMIT),
-  br: (bytes) => brotliAsync(bytes, DECODE_LIMIT),
+const DECODERS: Readonly<Record<string, (bytes: Buffer, limit: typeof DECODE_LIMIT) => Promise<Buffer>>> = {
+  gzip: gunzipAsync,
+  'x-gzip': gunzipAsync,
+  deflate: promisify(inflate),
+  br: promisify(brotliDecompress),
 };
 
 /**
@@ -65,17 +56,19 @@ export function routeUpstreamCalls(dispatcher: Dispatcher): Dispatcher {
   return previous;
 }
 
+export type UpstreamHttp = ReturnType<typeof createUpstreamHttp>;
+
 /**
  * `send` uses undici's Dispatcher API with a handler that keeps the chunks (the request API
  * would wrap them in a stream only to read them back); `open`, the request API. No web streams.
  * undici's decompress interceptor is experimental and warns on first use. Redirects are not
  * followed: an endpoint that redirects is misconfigured, and its 3xx is an unexpected status.
  */
-export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp {
+export function createUpstreamHttp(options: { timeoutMs: number }) {
   const { timeoutMs } = options;
-
   return {
-    send(url, call) {
+    /** The whole answer within `timeoutMs` of the start (or the call's deadline), or DeadlineError. */
+    send(url: string | URL, call: UpstreamCall): Promise<UpstreamAnswer> {
       const target = typeof url === 'string' ? new URL(url) : url;
       const ms = call.deadline === undefined ? timeoutMs : Math.max(1, Math.ceil(call.deadline - performance.now()));
       // The deadline answers the caller; undici's own timeouts (no AbortController per
@@ -93,7 +86,8 @@ export function createUpstreamHttp(options: { timeoutMs: number }): UpstreamHttp
       return withDeadline(ms, () => answer, 'upstream call');
     },
 
-    open(url, headers, signal) {
+    /** A response whose body is read as it arrives (the event stream); the caller ends it with `signal`. */
+    open(url: string, headers: Readonly<Record<string, string>>, signal: AbortSignal) {
       return request(url, { method: 'GET', headers, signal, dispatcher: upstreamDispatcher });
     },
   };
@@ -131,6 +125,6 @@ function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptio
 async function decoded(head: Omit<UpstreamAnswer, 'text'>, body: Buffer): Promise<UpstreamAnswer> {
   const encoding = head.headers['content-encoding'];
   const decode = typeof encoding === 'string' ? DECODERS[encoding.trim().toLowerCase()] : undefined;
-  const text = (decode === undefined ? body : await decode(body)).toString('utf8');
+  const text = (decode === undefined ? body : await decode(body, DECODE_LIMIT)).toString('utf8');
   return { status: head.status, statusText: head.statusText, headers: head.headers, text };
 }
