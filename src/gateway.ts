@@ -8,8 +8,7 @@ import { createAnswerCache } from './cache/createAnswerCache.js';
 import type { Config, UpstreamTarget } from './config.js';
 import { createHttpServer } from './http/createHttpServer.js';
 import { listenOn } from './http/listenOn.js';
-import { createReadiness, type Readiness } from './http/readiness.js';
-import { keyServiceProbe, platformProbe } from './http/readinessProbes.js';
+import { createReadiness, platformProbe, type Readiness } from './http/readiness.js';
 import { REFUSAL_DELAY_MS } from './http/refusalDelay.js';
 import { createLocalAdmission } from './limits/localAdmission.js';
 import type { LocalUpstreams } from './local/startLocalUpstreams.js';
@@ -118,7 +117,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const readiness = createReadiness(
     {
       platform: platformProbe(platform),
-      keyService: keyServiceProbe(keyService),
+      keyService: () => keyService.isReady(), // verify answered with our token
       ...(redis ? { redis: () => admission.available() } : {}),
     },
     { logger },

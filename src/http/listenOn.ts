@@ -2,9 +2,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /**
- * Listens on host:port (port 0: a free one) and resolves with the base URL that reaches
- * the server, e.g. http://127.0.0.1:3000; a wildcard address is reached over loopback.
- * Rejects when the port cannot be taken (EADDRINUSE, EACCES) instead of throwing later.
+ * Listens on host:port (0: a free one) and resolves with the base URL that reaches the server (a
+ * wildcard address over loopback); rejects when the port cannot be taken.
  */
 export async function listenOn(server: Server, host: string, port: number): Promise<string> {
   await new Promise<void>((resolve, reject) => {

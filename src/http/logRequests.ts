@@ -4,19 +4,14 @@ import type { AppState } from '../appState.js';
 import { holdsKey, mayHoldKey } from '../auth/keyInUrl.js';
 import { clientAddress } from './requestCredentials.js';
 
-/** Long enough for every real route; a longer path is cut so one request cannot flood the log. */
+/** Longer paths and user agents are cut, so one request cannot flood the log. */
 const MAX_LOGGED_PATH = 256;
-/** Enough for any real client's user agent; a longer one is cut. */
 const MAX_LOGGED_USER_AGENT = 256;
 
 /**
- * One JSON line per request, the only one: who asked (organization, key prefix, client
- * address as resolved with TRUSTED_PROXY_HOPS, user agent), what
- * came of it (status, and the refusal's reason), and the ids that find it elsewhere
- * (requestId; traceId when traced). Fields are values pino escapes (a newline in any input
- * becomes `\n` inside a JSON string, never a second line); the key never appears,
- * only its prefix. The query string (which may hold a misplaced key) is left out, and
- * a path segment that looks like a key is replaced before it is logged.
+ * The one JSON line per request: who asked, what came of it, and the ids that find it elsewhere.
+ * Every field is a value pino escapes (never a second line). The key never appears, only its prefix;
+ * the query string (which may hold a misplaced key) is left out, and key-like path segments redacted.
  */
 export function logRequest(
   logger: Logger,
@@ -27,10 +22,9 @@ export function logRequest(
 ): void {
   if (!logger.isLevelEnabled(options.level)) return;
   const { state } = ctx;
-  const principal = state.principal;
+  const { principal } = state;
   const { headers } = ctx.req;
   const userAgent = headers['user-agent'];
-  // One object literal of fixed shape per line; pino leaves out the fields that are undefined.
   logger[options.level](
     {
       requestId: state.requestId,
@@ -53,7 +47,7 @@ export function logRequest(
   );
 }
 
-/** The request path with key-like segments (`atl_…` or a bare key body, however encoded) redacted, and bounded. */
+/** The path with key-like segments (`atl_…` or a bare key body, however encoded) redacted, and bounded. */
 export function loggablePath(path: string): string {
   const redacted = !mayHoldKey(path)
     ? path

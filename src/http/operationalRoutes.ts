@@ -7,7 +7,6 @@ import { serveDocsAsset, serveDocsPage } from '../openapi/serveDocs.js';
 import { serveOpenApi } from '../openapi/serveOpenApi.js';
 import type { Readiness } from './readiness.js';
 import { clientAddress } from './requestCredentials.js';
-import { serveReadiness } from './serveReadiness.js';
 
 export interface OperationalServices {
   readonly metrics: GatewayMetrics;
@@ -17,42 +16,32 @@ export interface OperationalServices {
 /** Health, metrics and readiness: for operators' probes and scrapers. */
 export const WATCH_PATHS = ['/healthz', '/metrics', '/readyz'] as const;
 
-/**
- * Which routes a listener serves: `describe`, the OpenAPI document (serialized once: it never
- * changes while the process runs) and docs page, public; null on the admin listener.
- * `watch`, health, readiness and metrics (for operators: with ADMIN_PORT set they leave
- * the public port, which then answers them 404).
- */
+/** Which routes a listener serves. */
 export interface OperationalGroups {
+  /** The OpenAPI document (serialized once) and docs page, public; null on the admin listener. */
   readonly describe: { readonly openApiJson: string } | null;
+  /** Health, readiness and metrics; with ADMIN_PORT set they leave the public port, which answers them 404. */
   readonly watch: boolean;
-  /**
-   * Who may read /metrics (cross-organization totals); others get 404. Unset: anyone who reaches
-   * the listener (the admin port, kept off the public balancer).
-   */
+  /** Who may read /metrics (cross-organization totals); others get 404. Unset: anyone who reaches the listener. */
   readonly metricsFor?: (ctx: ParameterizedContext<AppState>) => boolean;
 }
 
 /**
- * Whether the request comes from this machine: its client address (behind `hops` trusted
- * proxies, the one they wrote; else the peer's) is a loopback one. A proxy on this machine
- * forwarding outsiders is not enough, unless TRUSTED_PROXY_HOPS says it writes X-Forwarded-For.
+ * Whether the client address (behind `hops` trusted proxies, the one they wrote) is a loopback one. A
+ * proxy on this machine forwarding outsiders is not enough, unless TRUSTED_PROXY_HOPS says it writes X-Forwarded-For.
  */
 export function fromLoopback(ctx: ParameterizedContext<AppState>, hops: number): boolean {
   const address = clientAddress(ctx.req.socket.remoteAddress, ctx.req.headers['x-forwarded-for'], hops);
   return /^(127\.|::ffff:127\.)/.test(address) || address === '::1';
 }
 
-/**
- * The routes that describe and watch the gateway: the OpenAPI document, the docs
- * page and its assets, metrics and readiness. None needs a key, none touches an
- * organization's data, so they are answered before authentication.
- */
+/** Routes that describe and watch the gateway: none needs a key or touches an organization's data. */
 export function addOperationalRoutes(
   router: Router<AppState>,
   services: OperationalServices,
   groups: OperationalGroups,
 ): void {
+  const [healthPath, metricsPath, readinessPath] = WATCH_PATHS;
   type Route = [string, RouterMiddleware<AppState>];
   const describeRoutes: Route[] = groups.describe
     ? [
@@ -61,26 +50,26 @@ export function addOperationalRoutes(
         ['/docs/assets/:name', serveDocsAsset()],
       ]
     : [];
-  const [healthPath, metricsPath, readinessPath] = WATCH_PATHS;
-  const watchRoutes: Route[] = [
-    [healthPath, serveHealth],
-    [metricsPath, serveMetrics(services.metrics, groups.metricsFor)],
-    [readinessPath, serveReadiness(services.readiness)],
-  ];
-  const routes = [...describeRoutes, ...(groups.watch ? watchRoutes : [])];
-  for (const [path, handler] of routes) {
-    router.get(
-      path,
-      async (ctx, next) => {
-        ctx.state.route = path;
-        await next();
-      },
-      handler,
-    );
+  const watchRoutes: Route[] = groups.watch
+    ? [
+        [healthPath, serveHealth],
+        [metricsPath, serveMetrics(services.metrics, groups.metricsFor)],
+        [readinessPath, serveReadiness(services.readiness)],
+      ]
+    : [];
+  for (const [path, handler] of [...describeRoutes, ...watchRoutes]) {
+    router.get(path, (ctx, next) => {
+      ctx.state.route = path;
+      return handler(ctx, next);
+    });
   }
 }
 
-/** GET /metrics: the Prometheus text exposition format. */
+/** The process is up and answering: nothing is asked of any upstream. */
+const serveHealth: RouterMiddleware<AppState> = (ctx) => {
+  ctx.body = { status: 'ok' };
+};
+
 function serveMetrics(
   metrics: GatewayMetrics,
   allowed: OperationalGroups['metricsFor'] = () => true,
@@ -89,12 +78,22 @@ function serveMetrics(
     if (!allowed(ctx)) return; // left unanswered: the 404 of any unknown path
     const { contentType, text } = await metrics.exposition();
     ctx.set('Cache-Control', 'no-store');
-    ctx.body = text;
     ctx.set('Content-Type', contentType);
+    ctx.body = text;
   };
 }
 
-/** The process is up and answering: nothing is asked of any upstream. */
-const serveHealth: RouterMiddleware<AppState> = (ctx) => {
-  ctx.body = { status: 'ok' };
-};
+/**
+ * `{ status, checks }` at once (a balancer's check never waits for a probe): 200 while serving, 503
+ * with Retry-After while starting or draining. `checks` names each dependency by a fixed name, never
+ * a host or an error text. Not the error envelope: not being ready is this route's answer, not a failure.
+ */
+function serveReadiness(readiness: Readiness): RouterMiddleware<AppState> {
+  return (ctx) => {
+    const report = readiness.report();
+    ctx.set('Cache-Control', 'no-store');
+    if (!report.ready) ctx.set('Retry-After', '5');
+    ctx.status = report.ready ? 200 : 503;
+    ctx.body = { status: report.phase, checks: report.checks };
+  };
+}

@@ -1,47 +1,32 @@
 import type { Logger } from 'pino';
 
-export interface RefusalLogOptions {
-  /**
-   * Individual lines per second for refused unauthenticated requests. Default 20: a few KB a
-   * second, enough to see who is knocking, and far under the 5 MB a minute a flood may add.
-   */
-  readonly linesPerSecond?: number;
-  /** How often the counts of the refusals not written one by one are logged. Default 10 s. */
-  readonly summaryEveryMs?: number;
-}
-
 export interface RefusalLog {
   /** Whether this refusal gets its own line; if not, it is counted into the next summary line. */
   admit(reason: string): boolean;
-  /** Writes what is counted and stops the timer. */
+  /** Writes what is counted. */
   close(): void;
 }
 
 /**
- * Anyone can send refused requests as fast as the network carries them, so one line per
- * request would let them fill the disk. Past a modest rate of individual lines, refusals
- * are counted by reason and written as one periodic line: the one exception to one log
- * line per request.
+ * Anyone can send refused requests as fast as the network carries them, so one line each would let
+ * them fill the disk. Past `linesPerSecond` (a few KB a second: enough to see who is knocking), they
+ * are counted by reason and written as one line every `summaryEveryMs`.
  */
-export function createRefusalLog(logger: Logger, options: RefusalLogOptions = {}): RefusalLog {
-  const linesPerSecond = options.linesPerSecond ?? 20;
-  const summaryEveryMs = options.summaryEveryMs ?? 10_000;
+export function createRefusalLog(logger: Logger, { linesPerSecond = 20, summaryEveryMs = 10_000 } = {}): RefusalLog {
   let secondStartedAt = 0;
   let linesThisSecond = 0;
   let counted = new Map<string, number>();
   let timer: NodeJS.Timeout | undefined;
 
   const summarize = (): void => {
-    if (counted.size === 0) {
-      clearInterval(timer);
-      timer = undefined;
-      return;
-    }
+    clearTimeout(timer);
+    timer = undefined;
+    if (counted.size === 0) return;
+    let refused = 0;
+    for (const count of counted.values()) refused += count;
     const byReason = Object.fromEntries(counted);
-    let total = 0;
-    for (const count of counted.values()) total += count;
     counted = new Map();
-    logger.warn({ refused: total, byReason, periodMs: summaryEveryMs }, 'refused requests not logged one by one');
+    logger.warn({ refused, byReason, periodMs: summaryEveryMs }, 'refused requests not logged one by one');
   };
 
   return {
@@ -56,16 +41,9 @@ export function createRefusalLog(logger: Logger, options: RefusalLogOptions = {}
         return true;
       }
       counted.set(reason, (counted.get(reason) ?? 0) + 1);
-      if (timer === undefined) {
-        timer = setInterval(summarize, summaryEveryMs);
-        timer.unref(); // never keeps the process alive
-      }
+      timer ??= setTimeout(summarize, summaryEveryMs).unref(); // never keeps the process alive
       return false;
     },
-    close() {
-      summarize();
-      clearInterval(timer);
-      timer = undefined;
-    },
+    close: summarize,
   };
 }

@@ -2,19 +2,18 @@ import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../appState.js';
 import type { PresentedCredentials } from '../auth/principal.js';
 
-/**
- * The Koa side of authentication: what the request presented, as plain values.
- * `trustedProxyHops`: how many proxies in front of the gateway append to X-Forwarded-For.
- */
+/** What the request presented, as plain values. */
 export function requestCredentials(
   ctx: ParameterizedContext<AppState>,
   trustedProxyHops: number,
 ): PresentedCredentials {
   const { headers } = ctx.req;
   const authorization = headers.authorization;
+  // Node keeps only the first Authorization in `headers`: a second, different key would go unseen.
+  const authorizationLines = ctx.req.headersDistinct.authorization;
   return {
     authorization: authorization === '' ? undefined : authorization,
-    authorizationHeaders: repeatedAuthorization(ctx.req.rawHeaders),
+    authorizationHeaders: authorizationLines && authorizationLines.length > 1 ? authorizationLines : undefined,
     // Node joins repeated X-API-Key lines with ", "; a key never holds a comma.
     apiKeyHeader: headers['x-api-key'],
     clientAddress: clientAddress(ctx.req.socket.remoteAddress, headers['x-forwarded-for'], trustedProxyHops),
@@ -39,31 +38,10 @@ export function clientAddress(
 ): string {
   const socket = socketAddress ?? 'unknown';
   if (hops === 0 || forwardedFor === undefined) return socket;
-  const entries = (typeof forwardedFor === 'string' ? [forwardedFor] : forwardedFor)
+  const entries = [forwardedFor]
+    .flat()
     .flatMap((line) => line.split(','))
     .map((entry) => entry.trim())
     .filter((entry) => entry !== '');
-  if (entries.length === 0) return socket;
   return entries[Math.max(0, entries.length - hops)] ?? socket;
-}
-
-/**
- * Every Authorization line when the request repeated it (Node keeps only the first in
- * `headers`, so a second, different key would go unseen); undefined for one or none.
- */
-function repeatedAuthorization(rawHeaders: readonly string[]): string[] | undefined {
-  let lines: string[] | undefined;
-  let first: string | undefined;
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i];
-    if (name === undefined || name.length !== 13 || name.toLowerCase() !== 'authorization') continue;
-    const value = rawHeaders[i + 1] ?? '';
-    if (first === undefined) {
-      first = value;
-    } else {
-      lines ??= [first];
-      lines.push(value);
-    }
-  }
-  return lines;
 }

@@ -4,16 +4,11 @@ import type { AppState } from '../appState.js';
 import { failureBody } from '../envelope.js';
 import { ApiError, toApiError, UpstreamError } from '../errors.js';
 
-/**
- * The one place a failure becomes a response: the envelope with `data: null`, the
- * code's status, and the headers the failure carries. 5xx details stay in the log.
- */
+/** The one place a failure becomes a response: the envelope, the code's status, the failure's headers. */
 export function respondWithError(ctx: ParameterizedContext<AppState>, err: unknown, logger: Logger): void {
-  // Already answered in full (a shutdown's drain limit sent a 503): the failure that followed,
-  // such as a header set on the sent answer, cannot reach the caller and is no fault to log.
+  // Already answered by a shutdown's drain limit: what failed after cannot reach the caller, nor is it a fault.
   if (ctx.res.writableEnded) return;
   const apiError = toApiError(fromKoaError(err));
-  // A 503 that refuses for now is a refusal like a 401: its request line and reason say enough, no stack.
   if (apiError.status >= 500 && !refusesForNow(apiError)) {
     logger.error(
       { err: apiError.cause ?? apiError, requestId: ctx.state.requestId, route: ctx.state.route },
@@ -28,11 +23,8 @@ export function respondWithError(ctx: ParameterizedContext<AppState>, err: unkno
 }
 
 /**
- * A 503 that asks to come back later: something is busy (shed load), the key service
- * cannot answer (authentication fails closed; its calls are counted by outcome in the
- * metrics and readiness says it is down), or the limiter's Redis cannot (the connection
- * logs its own state once, readiness says it is down). None is a fault of the gateway to
- * trace, and a stack per refused request would flood the log for the outage's length.
+ * A 503 that asks to come back later (shed load, the key service or the limiter's Redis down: each
+ * seen in metrics and readiness) is a refusal like a 401, not a fault: a stack for each would flood the log.
  */
 function refusesForNow(apiError: ApiError): boolean {
   if (apiError.status !== 503) return false;

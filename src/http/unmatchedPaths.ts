@@ -6,10 +6,7 @@ import { ApiError } from '../errors.js';
 /** Every route the gateway serves is a GET (which answers HEAD too). */
 export const ALLOW = 'GET, HEAD';
 
-/**
- * For the router's allowedMethods: a known path asked with another method. Answered
- * before authentication: it says nothing about any organization.
- */
+/** For the router's allowedMethods: a known path asked with another method. */
 export function methodNotAllowed(): ApiError {
   return new ApiError('METHOD_NOT_ALLOWED', 'This method is not allowed here; use GET.', {
     reason: 'method_not_allowed',
@@ -18,9 +15,8 @@ export function methodNotAllowed(): ApiError {
 }
 
 /**
- * The one fallback, placed before the router: when nothing downstream answered (no
- * route has this path, and allowedMethods found no other method for it), it is 404.
- * A 405 is labelled with the pattern of the route whose path matched (metrics, log).
+ * The one fallback, before the router: when nothing downstream answered, 404. A 405 is labelled
+ * with the pattern of the route whose path matched (metrics, log).
  */
 export function routeNotFound() {
   return async (ctx: RouterContext<AppState>, next: Next): Promise<void> => {

@@ -3,82 +3,66 @@ import type { Logger } from 'pino';
 import { withDeadline } from '../upstream/deadline.js';
 
 export interface ShutdownOptions {
-  /** The listening HTTP server (already listening or about to). */
   readonly server: Server;
-  /**
-   * Run one after another once no request is left, each told the milliseconds left
-   * before the deadline: flush usage first, then close the limiter, the authenticator...
-   */
+  /** Run in order once no request is left, each told the milliseconds left: usage flush first. */
   readonly closers: ReadonlyArray<(remainingMs: number) => Promise<void>>;
   readonly logger: Logger;
   /**
-   * From a SIGTERM to closing the listener: the instance keeps serving (each answer with
-   * Connection: close) while its readiness fails, so the load balancer, checking every few
-   * seconds, stops sending to it before it stops listening. Not after SIGINT (a person at a
-   * terminal) nor a shutdown() call with another reason. Default 0.
+   * After a SIGTERM only, how long the instance keeps serving (each answer with Connection: close)
+   * while its readiness fails, so the load balancer stops sending before it stops listening. Default 0.
    */
   readonly delayMs?: number;
   /** Called at once when the shutdown starts, before the delay (readiness turns 503). */
   readonly onDraining?: () => void;
-  /** From the end of the delay to the exit. Default 10 000 ms. */
+  /** From the end of the delay to the exit. Default SHUTDOWN_DEADLINE_MS. */
   readonly deadlineMs?: number;
-  /** How long requests in flight may take to finish before their connections are cut. Default 60 % of the deadline. */
+  /** How long requests in flight may take before their connections are cut. Default 60 % of the deadline. */
   readonly drainMs?: number;
-  /** Default SIGTERM and SIGINT; [] installs no handler (tests call shutdown() themselves). */
+  /** Default SIGTERM and SIGINT; [] installs no handler. */
   readonly signals?: readonly NodeJS.Signals[];
   /** Default process.exit. */
   readonly exit?: (code: number) => void;
-  /**
-   * Answers a request still running at the drain limit that has sent nothing yet (the
-   * gateway: a 503 envelope, Connection: close). Without it, or once a request's answer
-   * has begun, its connection is cut.
-   */
+  /** Answers a request still running at the drain limit that has sent nothing yet; without it, it is cut. */
   readonly answerUnfinished?: (res: ServerResponse) => void;
 }
 
 export interface ShutdownHandle {
-  /** Starts the shutdown (what a signal does); every later call gets the same run. Resolves with the exit code. */
+  /** Starts the shutdown; every later call gets the same run. Resolves with the exit code. */
   shutdown(reason: string): Promise<number>;
   /** Removes the signal handlers. */
   uninstall(): void;
 }
 
+/** How long a shutdown may take, from the signal (after the drain delay) to the exit. */
+export const SHUTDOWN_DEADLINE_MS = 10_000;
 /** Time kept back from the closers for the last log line and the exit. */
 const EXIT_MARGIN_MS = 200;
 const IDLE_SWEEP_MS = 100;
 
 /**
- * One orderly shutdown, however many signals arrive: npm does not forward signals,
- * so operators signal the whole process group, and the gateway may get the same
- * SIGTERM twice (from the group and directly). The first starts the shutdown; the
- * others are logged and change nothing, so the default action (exit at once, losing
- * unflushed usage) never runs.
+ * One orderly shutdown, however many signals arrive: operators signal the whole process group (npm
+ * does not forward signals), so the same SIGTERM may come twice; later ones change nothing, so the
+ * default action (exit at once, losing unflushed usage) never runs.
  *
- * Order: readiness fails (onDraining); after a SIGTERM, keep serving for delayMs with every
- * answer closing its connection; stop accepting connections; let requests in flight finish (their
- * connections close after the answer, idle keep-alive ones at once) until the drain
- * limit, then answer those that sent nothing (answerUnfinished) and cut the rest; then
- * the closers, in order (usage flush first); then exit 0, or 1 if a step failed or the
- * deadline passed.
+ * Order: readiness fails; after a SIGTERM, keep serving for delayMs; stop accepting connections; let
+ * requests in flight finish (their connections close after the answer, idle ones at once) until the
+ * drain limit, then answer those that sent nothing and cut the rest; the closers in order; exit 0, or
+ * 1 if a step failed or the deadline passed.
  */
-/** How long a shutdown may take, from the signal (after the drain delay) to the exit. */
-export const SHUTDOWN_DEADLINE_MS = 10_000;
-
 export function installShutdown(options: ShutdownOptions): ShutdownHandle {
-  const { server, closers, logger } = options;
+  const { server, closers, logger, answerUnfinished } = options;
   const deadlineMs = options.deadlineMs ?? SHUTDOWN_DEADLINE_MS;
   const drainMs = options.drainMs ?? Math.floor(deadlineMs * 0.6);
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const signals = options.signals ?? ['SIGTERM', 'SIGINT'];
   const inFlight = new Set<ServerResponse>();
-  let stopping = false;
   let run: Promise<number> | null = null;
 
   const track = (_req: unknown, res: ServerResponse): void => {
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
-    // A request that arrives on a kept-alive connection during the drain is served, then that connection closes.
-    if (stopping) closeAfterAnswer(res);
+    // A request arriving on a kept-alive connection during the drain is served, then its connection closes.
+    if (run) closeAfterAnswer(res);
   };
   server.on('request', track);
 
@@ -89,10 +73,8 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
     const hardStop = setTimeout(() => {
       logger.error({ deadlineMs: delayMs + deadlineMs }, 'shutdown deadline passed: exiting now');
       exit(1);
-    }, delayMs + deadlineMs);
-    hardStop.unref();
+    }, delayMs + deadlineMs).unref();
 
-    stopping = true;
     options.onDraining?.();
     for (const res of inFlight) closeAfterAnswer(res);
     if (delayMs > 0) {
@@ -104,7 +86,7 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
       'shutting down: taking no new connections, finishing requests in flight',
     );
     const drained = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
+    // Node closes only the connections idle at close(); those whose answer ends later would wait out keep-alive.
     const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
     const drainedInTime = await withDeadline(drainMs, () => drained, 'drain').then(
       () => true,
@@ -112,7 +94,6 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
     );
     clearInterval(sweep);
     if (!drainedInTime) {
-      const { answerUnfinished } = options;
       let answered = 0;
       for (const res of inFlight) {
         if (answerUnfinished === undefined || res.headersSent) continue;
@@ -148,11 +129,8 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
   };
 
   const shutdown = (reason: string): Promise<number> => {
-    if (run) {
-      logger.info({ reason }, 'shutdown already in progress');
-      return run;
-    }
-    run = stop(reason);
+    if (run) logger.info({ reason }, 'shutdown already in progress');
+    run ??= stop(reason);
     return run;
   };
   const onSignal = (signal: NodeJS.Signals) => void shutdown(signal);

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import nock from 'nock';
 import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
-import { createReadiness, type Readiness } from '../../src/http/readiness.js';
-import { keyServiceProbe, platformProbe } from '../../src/http/readinessProbes.js';
+import { createReadiness, platformProbe, type Readiness } from '../../src/http/readiness.js';
 import { createGatewayMetrics } from '../../src/metrics/gatewayMetrics.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
 import { createKeyServiceClient } from '../../src/upstream/keyServiceClient.js';
@@ -23,12 +22,11 @@ describe('readiness', () => {
 
     before(async () => {
       const platform = createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 500 });
+      const keyService = createKeyServiceClient({ url: KEY_SERVICE_URL, token: 'key-service-token', timeoutMs: 500 });
       readiness = createReadiness(
         {
           platform: platformProbe(platform),
-          keyService: keyServiceProbe(
-            createKeyServiceClient({ url: KEY_SERVICE_URL, token: 'key-service-token', timeoutMs: 500 }),
-          ),
+          keyService: () => keyService.isReady(),
           redis: () => redisUp,
         },
         {
@@ -180,17 +178,16 @@ describe('readiness', () => {
     });
   });
 
-  describe('keyServiceProbe', () => {
+  describe('the key service probe (isReady)', () => {
     it('is ready on 404 or 200; not on 401, 5xx or no connection; and reports each call', async () => {
       const calls: string[] = [];
-      const probe = keyServiceProbe(
-        createKeyServiceClient({
-          url: KEY_SERVICE_URL,
-          token: 't',
-          timeoutMs: 500,
-          onCall: (operation, _seconds, outcome) => calls.push(`${operation}:${outcome}`),
-        }),
-      );
+      const keyService = createKeyServiceClient({
+        url: KEY_SERVICE_URL,
+        token: 't',
+        timeoutMs: 500,
+        onCall: (operation, _seconds, outcome) => calls.push(`${operation}:${outcome}`),
+      });
+      const probe = () => keyService.isReady();
       const scope = nock(KEY_SERVICE_URL)
         .post('/v1/keys/verify')
         .reply(404, { error: 'unknown_key' })
