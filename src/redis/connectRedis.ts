@@ -2,47 +2,48 @@ import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisTarget } from '../config.js';
-import { withDeadline } from '../upstream/deadline.js';
+import { DeadlineError } from '../upstream/deadline.js';
 
 /** The gateway's one shared Redis connection: a single server (direct or through sentinels) or a cluster. */
 export type RedisConnection = Redis | Cluster;
 
-/** Every Redis call answers within this or fails: callers sit on the request path (a 503 beats a hang). */
+/** Every Redis call on the request path answers within this or fails (withinCommandTimeout): a 503 beats a hang. */
 export const REDIS_COMMAND_TIMEOUT_MS = 200;
 
 /**
- * A call on the request path: its answer, or a refusal REDIS_COMMAND_TIMEOUT_MS after it was
- * made. ioredis's commandTimeout starts only when it writes the command, and auto-pipelining
- * writes a command only once the pipeline out before it has settled: with a Redis that stopped
- * answering, only after that pipeline's own timeout, so on its own it bounds a call at twice the
- * timeout (measured: 503s after 390–400 ms in the first second of a SIGSTOPped Redis). The
- * command is not withdrawn: it may still run later, as one ioredis timed out may.
+ * A call on the request path: its answer, or a refusal REDIS_COMMAND_TIMEOUT_MS after it was made
+ * (ioredis's commandTimeout starts only once it writes the command, which auto-pipelining delays
+ * behind a pipeline out before it). Timers run before the event loop reads sockets: a reply that
+ * arrived while the loop was busy is read before the refusal, which waits for setImmediate.
+ * The command is not withdrawn: it may still run later.
  */
 export function withinCommandTimeout<T>(call: () => Promise<T>): Promise<T> {
-  return withDeadline(REDIS_COMMAND_TIMEOUT_MS, call, 'redis command');
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      setImmediate(() => reject(new DeadlineError(`redis command: not done within ${REDIS_COMMAND_TIMEOUT_MS} ms`)));
+    }, REDIS_COMMAND_TIMEOUT_MS);
+    call()
+      .then(resolve, reject)
+      .finally(() => clearTimeout(timer));
+  });
 }
 
 /** Reconnect (or ask the sentinels, or the cluster, again) soon, and every 500 ms at most once down. */
 const reconnectDelay = (attempt: number): number => Math.min(50 * attempt, 500);
 
 /**
- * Options for every connection, chosen so a request never waits for Redis:
- * - no offline queue: a command sent while disconnected fails at once instead of
- *   waiting for a reconnect (and then counting a request long answered);
- * - maxRetriesPerRequest 0 and no resend: commands in flight when the connection drops
- *   fail at once and are not replayed later;
- * - commandTimeout: a slow Redis fails the command (callers on the request path bound
- *   theirs from when they make it: withinCommandTimeout); socketTimeout: a Redis that stops
- *   answering altogether is dropped and reconnected;
- * - reconnect every ≤ 500 ms, so callers are served again within a second of Redis;
- * - auto-pipelining: the commands of one event-loop turn share one write, which is
- *   most of the cost per request of talking to Redis.
+ * Options for every connection, so a request never waits for Redis: a command sent while
+ * disconnected, or in flight when the connection drops, fails at once and is never replayed
+ * (it would count a request long answered); a Redis that stops answering is dropped and
+ * reconnected (socketTimeout), every ≤ 500 ms. Auto-pipelining: the commands of one
+ * event-loop turn share one write, most of the cost per request of talking to Redis.
  */
 const SERVER_OPTIONS = {
   enableOfflineQueue: false,
   maxRetriesPerRequest: 0,
   autoResendUnfulfilledCommands: false,
-  commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+  // For calls off the request path; later than withinCommandTimeout's, so a reply read late still wins there.
+  commandTimeout: 2 * REDIS_COMMAND_TIMEOUT_MS,
   socketTimeout: 1000,
   connectTimeout: 1000,
   enableAutoPipelining: true,
@@ -50,19 +51,12 @@ const SERVER_OPTIONS = {
 } satisfies RedisOptions;
 
 /**
- * Builds the connection `target` names. It knows nothing of what it is used for: the
- * request limit and the usage ceiling share it. Whoever builds it closes it (closeRedis).
- *
- * Sentinels: ioredis asks them for the master at every (re)connect, which the retry
- * every ≤ 500 ms repeats until the promoted replica answers. A planned failover leaves the
- * old master answering writes until the sentinels turn it into a replica, seconds later,
- * and then drops them: so the gateway follows `+switch-master` itself (followFailovers).
- * ioredis's failoverDetector stays off: a +switch-master arriving while the client is
- * still asking the sentinels ends the client for good (its connect is cancelled, and no
- * reconnect follows). A master demoted while connected answers writes with READONLY:
- * that reconnects too.
- * Cluster: scripts run on the node owning their keys' slot, so every script's keys
- * must carry one hash tag (`{...}`).
+ * The connection `target` names, shared by admission and usage; whoever builds it closes it (closeRedis).
+ * Sentinels: ioredis asks them for the master at every (re)connect. A planned failover leaves the
+ * old master taking writes it later drops, so the gateway follows `+switch-master` itself
+ * (followFailovers); ioredis's failoverDetector stays off, as a switch arriving while the client
+ * asks the sentinels ends it for good. A demoted master answers READONLY: that reconnects too.
+ * Cluster: every script's keys carry one hash tag (`{...}`), so it runs on one node.
  */
 export function connectRedis(target: RedisTarget, logger: Logger): RedisConnection {
   const connection = build(target);
@@ -102,12 +96,10 @@ export function closeRedis(connection: RedisConnection): void {
 }
 
 /**
- * Subscribes to `+switch-master` on every sentinel; when one announces a new master for
- * this group, the connection drops its socket to the old one at once and reconnects, asking
- * the sentinels again. For up to FOLLOW_CHECK_MS after, a `ready` on another address than
- * the one announced reconnects again (a sentinel that has not yet heard of the switch may
- * still name the old master); past it any address is taken, so an announced address that
- * differs from the one reached (NAT, host names) never keeps the connection cycling.
+ * On a `+switch-master` for this group from any sentinel, the connection reconnects at once. For
+ * FOLLOW_CHECK_MS after, a `ready` on another address than the one announced reconnects again (a
+ * sentinel may not have heard of the switch yet); past it any address is taken, so an announced
+ * address that differs from the one reached (NAT, host names) never keeps the connection cycling.
  */
 function followFailovers(
   target: Extract<RedisTarget, { kind: 'sentinel' }>,
