@@ -1,18 +1,12 @@
 import { ApiError } from '../errors.js';
 import { rateLimitFields } from './rateLimitFields.js';
 
-/**
- * Admission: after authentication, one step takes a unit of the organization's request
- * limit and, when it has a usage ceiling, a place under it, both or neither
- * (src/usage/README.md, "Request limit and ceiling").
- */
-
-/** The organization's usage as one verification reported it, and what it surely includes of the gateway's calls. */
+/** The organization's usage as one verification reported it (src/usage/README.md, "The ceiling's arithmetic"). */
 export interface CallerUsage {
   readonly used: number;
   readonly ceiling: number | null;
   readonly periodEnd: Date;
-  /** The gateway's acknowledged calls counted before the verify was sent: every one of them is in `used`. */
+  /** The gateway's calls acknowledged before the verify was sent: every one of them is in `used`. */
   readonly acknowledgedBefore: number;
 }
 
@@ -26,19 +20,23 @@ export interface LimitDecision {
   readonly windowSeconds: number;
 }
 
-/** One request's admission: the limit's decision, the ceiling's, and the way back for what it took. */
+/** One request's admission: a unit of the limit and a place under the ceiling, both or neither. */
 export interface Grant extends LimitDecision {
   /** The ceiling is reached: nothing was taken (the limit's unit neither). */
   readonly ceilingReached: boolean;
-  /** The call was counted (recorded for delivery): its place stays taken until the key service acknowledges it. */
+  /** The call was recorded for delivery: its place stays taken until the key service acknowledges it. */
   keep(): void;
-  /**
-   * The call will not be counted: its place under the ceiling goes back, and its unit of
-   * the request limit too when `limitToo` (the gateway's own failure, not the caller's). Once.
-   */
+  /** The call is not counted: its place goes back, and its unit of the limit too when `limitToo`. Once. */
   giveBack(limitToo: boolean): void;
 }
 
+export interface AdmissionOptions {
+  /** RATE_LIMIT_REQUESTS per RATE_LIMIT_WINDOW_SECONDS, per organization. */
+  readonly requests: number;
+  readonly windowSeconds: number;
+}
+
+/** The step after authentication (src/usage/README.md, "Request limit and ceiling"). */
 export interface Admission {
   /** Rejects with LimiterUnavailable when the limit or the ceiling cannot be enforced. */
   take(organizationId: string, nowMs: number, usage?: CallerUsage): Promise<Grant>;
@@ -51,12 +49,9 @@ export interface Admission {
 export const NEAR_CEILING_MARGIN = 100;
 
 /** Seconds a consumer should wait after the limit could not be enforced: reconnecting takes at most a few. */
-export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
 
-/**
- * The limit or the ceiling cannot be enforced now (Redis unreachable or slow): denied with
- * 503, never let through; nothing can be granted until the retry, and the rate-limit fields say the same.
- */
+/** The limit or the ceiling cannot be enforced now (Redis unreachable or slow): 503, never let through. */
 export class LimiterUnavailable extends ApiError {
   constructor(policy: { readonly limit: number; readonly windowSeconds: number }, options: { cause: unknown }) {
     const retryAfter = UNAVAILABLE_RETRY_AFTER_SECONDS;
@@ -71,7 +66,11 @@ export class LimiterUnavailable extends ApiError {
   }
 }
 
-/** Calls under the ceiling left after this one, given every call that `used` may not include. */
-export function ceilingRoom(usage: CallerUsage, notIncluded: number): number {
-  return usage.ceiling === null ? Number.POSITIVE_INFINITY : usage.ceiling - usage.used - notIncluded;
+/** A refusal: nothing taken, nothing to give back. */
+export function refused(
+  decision: { limit: number; resetSeconds: number; windowSeconds: number },
+  remaining: number,
+  ceilingReached: boolean,
+): Grant {
+  return { ...decision, allowed: false, remaining: Math.max(0, remaining), ceilingReached, keep() {}, giveBack() {} };
 }

@@ -2,39 +2,21 @@ import type { Result } from 'ioredis';
 import type { RedisConnection } from '../redis/connectRedis.js';
 
 /**
- * One organization's admission, taken atomically in Redis: a unit of the request limit
- * and, when the organization has a ceiling, a place under it, for every call asked, or
- * none. Both keys carry the organization as hash tag: one cluster slot.
- *
- * KEYS[1], the limit's window: field `n` holds the requests every instance admitted;
- * one field per instance holds what that instance admitted in the window.
- * KEYS[2], the ceiling: one field per instance, "waiting acknowledged inFlight until"
- * (usageLedger.ts's CallCounts, and until when, in Redis time, its in-flight calls
- * count: an instance that stops writing, killed, drops them once that passes). The
- * waiting and acknowledged calls of an instance gone for a while are folded into the
- * field `gone`, so the hash keeps one field per live instance.
- *
- * Every count an instance passes is its own absolute count, so a call can be repeated,
- * and a Redis restarted empty or a failover that lost writes is repaired by each
- * instance's next call: the limit adds back what Redis forgot, the ceiling field is
- * written whole.
- *
- * ARGV: instance id, what it admitted in the window, the allowance, the window key's
- * lifetime (ms), calls wanted (0: only writes the counts back); the ceiling ('' for
- * none), the verification's `used` and the acknowledged calls counted before it was
- * sent; the instance's waiting, acknowledged and in-flight calls, how long its in-flight
- * calls count (ms) and the ceiling key's lifetime (ms). Without a ceiling the instance's
- * field is still written where the organization has a ceiling key (it had one, or
- * another instance saw one), so the counts are whole when a ceiling is set; an
- * organization that never had one has no ceiling key.
- *
- * A call is admitted iff
- *   used + Σ waiting + Σ inFlight + max(0, Σ acknowledged − acknowledgedBefore) + 1 ≤ ceiling.
- * Returns [granted, the window's count after them, calls left under the ceiling after them,
- * what the instance admitted in the window after them] (the last tells it of grants whose
- * answer it lost).
+ * One organization's admission, taken atomically (src/usage/README.md, "What state lives where"):
+ * a unit of the request limit and, with a ceiling, a place under it, for every call asked, or none.
+ * KEYS: the window (`n`, and what each instance took in it), the ceiling (per instance
+ * "waiting acknowledged inFlight until", `until` in Redis time; a silent instance's field is
+ * folded into `gone`). Both carry the organization as hash tag: one cluster slot.
+ * ARGV: instance id, what it took in the window, the allowance, the window key's lifetime (ms),
+ * calls wanted (0: only writes the counts); the ceiling ('' for none), the verification's `used`
+ * and `acknowledgedBefore`; the instance's waiting, acknowledged and in-flight calls, how long
+ * the in-flight count (ms) and the ceiling key (ms) live. Every count is the instance's own
+ * absolute count: any call can be repeated. Without a ceiling the field is still written where
+ * a ceiling key exists, so the counts are whole when a ceiling is set.
+ * Admits iff used + Σwaiting + ΣinFlight + max(0, Σacknowledged − acknowledgedBefore) + 1 ≤ ceiling.
+ * Returns [granted, the window's count, room under the ceiling after, what the instance took
+ * in the window] (the last tells it of grants whose answer it lost).
  */
-/** After its in-flight calls stopped counting, a silent instance's field is folded into `gone` this much later. */
 const FOLD_AFTER_MS = 60_000;
 
 const ADMIT = `

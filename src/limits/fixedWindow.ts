@@ -1,9 +1,6 @@
-/**
- * Fixed windows of `windowMs`, aligned to the epoch, so every instance (with a
- * synchronized clock) agrees on which window a moment belongs to and when it ends.
- */
+/** Fixed windows aligned to the epoch: every instance (clocks in sync) agrees on a moment's window. */
 export interface FixedWindow {
-  /** Which window: floor(now / windowMs). Part of the limiter key. */
+  /** floor(now / windowMs): part of the limit's key. */
   readonly index: number;
   /** Whole seconds until the window ends, at least 1 (RateLimit `t`, Retry-After). */
   readonly resetSeconds: number;
@@ -11,6 +8,5 @@ export interface FixedWindow {
 
 export function fixedWindowAt(nowMs: number, windowMs: number): FixedWindow {
   const index = Math.floor(nowMs / windowMs);
-  const endsAt = (index + 1) * windowMs;
-  return { index, resetSeconds: Math.max(1, Math.ceil((endsAt - nowMs) / 1000)) };
+  return { index, resetSeconds: Math.max(1, Math.ceil(((index + 1) * windowMs - nowMs) / 1000)) };
 }

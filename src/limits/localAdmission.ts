@@ -1,46 +1,37 @@
 import { createCallCounts, type UsageLedger } from '../usage/usageLedger.js';
-import { type Admission, type CallerUsage, ceilingRoom, type Grant, NEAR_CEILING_MARGIN } from './admission.js';
+import {
+  type Admission,
+  type AdmissionOptions,
+  type CallerUsage,
+  type Grant,
+  NEAR_CEILING_MARGIN,
+  refused,
+} from './admission.js';
 import { fixedWindowAt } from './fixedWindow.js';
 import { createWindowCounts } from './windowCounts.js';
 
-export interface AdmissionOptions {
-  /** RATE_LIMIT_REQUESTS: allowance per organization per window. */
-  readonly requests: number;
-  /** RATE_LIMIT_WINDOW_SECONDS. */
-  readonly windowSeconds: number;
-}
-
 /**
- * Admission without Redis: each process counts its own fixed windows and its own calls
- * under the ceiling, in memory, in one synchronous check. With N instances an
- * organization gets up to N times the allowance, and each instance sees the others'
- * calls only once the key service has counted them.
+ * Admission without Redis: each process counts its own windows and its calls under the
+ * ceiling in memory, in one synchronous check (src/usage/README.md, "What state lives where").
  */
 export function createLocalAdmission(options: AdmissionOptions): Admission & { readonly ledger: UsageLedger } {
   const { requests, windowSeconds } = options;
   const windowMs = windowSeconds * 1000;
   const taken = createWindowCounts();
-  const calls = createCallCounts();
   /** Per verification on its way: acknowledgements counted since it was sent, by organization. */
   const ackedSince = new Set<Map<string, number>>();
-  /** Per organization with a ceiling, the verification its last request carried. */
-  const lastUsage = new Map<string, CallerUsage>();
+  const calls = createCallCounts((organizationId, count) => {
+    for (const since of ackedSince) since.set(organizationId, (since.get(organizationId) ?? 0) + count);
+  });
   /** Calls left under the ceiling for one more, by what this instance knows now. */
   const roomFor = (organizationId: string, usage: CallerUsage): number => {
-    const counts = calls.countsOf(organizationId);
-    return ceilingRoom(usage, counts.waiting + counts.inFlight + counts.acknowledged - usage.acknowledgedBefore);
+    const { waiting, inFlight, acknowledged } = calls.countsOf(organizationId);
+    const notIncluded = waiting + inFlight + acknowledged - usage.acknowledgedBefore;
+    return (usage.ceiling ?? Number.POSITIVE_INFINITY) - usage.used - notIncluded;
   };
 
   const ledger: UsageLedger = {
     ...calls.ledger,
-    isNearCeiling(organizationId) {
-      const usage = lastUsage.get(organizationId);
-      return usage !== undefined && roomFor(organizationId, usage) - 1 <= NEAR_CEILING_MARGIN;
-    },
-    acknowledged(organizationId, count) {
-      calls.ledger.acknowledged(organizationId, count);
-      for (const since of ackedSince) since.set(organizationId, (since.get(organizationId) ?? 0) + count);
-    },
     async beforeVerify() {
       const since = new Map<string, number>();
       ackedSince.add(since);
@@ -59,12 +50,11 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & { r
       const decision = { limit: requests, resetSeconds: window.resetSeconds, windowSeconds };
       // Counted with a ceiling or without: its calls count as soon as one is set.
       const counts = calls.countsOf(organizationId);
-      if (usage && usage.ceiling !== null) {
-        lastUsage.set(organizationId, usage);
-        if (roomFor(organizationId, usage) < 1) {
-          return refused(decision, requests - taken.get(organizationId, window.index), true);
-        }
-      } else lastUsage.delete(organizationId);
+      const room = usage?.ceiling != null ? roomFor(organizationId, usage) : Number.POSITIVE_INFINITY;
+      counts.nearCeiling = room - 1 <= NEAR_CEILING_MARGIN;
+      if (room < 1) {
+        return refused(decision, requests - taken.get(organizationId, window.index), true);
+      }
       const count = taken.add(organizationId, window.index);
       if (count > requests) {
         taken.add(organizationId, window.index, -1);
@@ -102,13 +92,4 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & { r
       ackedSince.clear();
     },
   };
-}
-
-/** A refusal: nothing taken, nothing to give back. */
-export function refused(
-  decision: { limit: number; resetSeconds: number; windowSeconds: number },
-  remaining: number,
-  ceilingReached: boolean,
-): Grant {
-  return { ...decision, allowed: false, remaining: Math.max(0, remaining), ceilingReached, keep() {}, giveBack() {} };
 }

@@ -1,12 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { type RedisConnection, redisReady, withinCommandTimeout } from '../redis/connectRedis.js';
-import { type CallCounts, createCallCounts, type UsageLedger } from '../usage/usageLedger.js';
-import { type Admission, type CallerUsage, type Grant, LimiterUnavailable, NEAR_CEILING_MARGIN } from './admission.js';
+import { createCallCounts, type UsageLedger } from '../usage/usageLedger.js';
+import {
+  type Admission,
+  type AdmissionOptions,
+  type CallerUsage,
+  type Grant,
+  LimiterUnavailable,
+  NEAR_CEILING_MARGIN,
+  refused,
+} from './admission.js';
 import { ceilingKey, defineAdmissionScripts, windowKey } from './admissionScript.js';
 import { type FixedWindow, fixedWindowAt } from './fixedWindow.js';
 import { leaseSize, renewsAhead } from './leases.js';
-import { type AdmissionOptions, refused } from './localAdmission.js';
 import { createWindowCounts } from './windowCounts.js';
 
 export interface RedisAdmissionOptions extends AdmissionOptions {
@@ -24,7 +31,6 @@ const FIELD_LIFETIME_MS = 15_000;
 /** A ceiling key outlives the period by this much: late acknowledgements still find it. */
 const PERIOD_END_MARGIN_MS = 10 * 60_000;
 
-/** One request waiting for its decision, with the window it arrived in and the verification it carries. */
 interface Waiter {
   readonly window: FixedWindow;
   readonly usage: CallerUsage | undefined;
@@ -32,18 +38,18 @@ interface Waiter {
   reject(err: unknown): void;
 }
 
-/** One organization's admission in this instance, for one window and one verification. */
+/** One organization's admission in this instance, for one window. */
 interface Queue {
   readonly organizationId: string;
   readonly windowIndex: number;
-  /** The verification the places leased here were checked against. */
+  /** The verification the units leased here were checked against. */
   usage: CallerUsage | undefined;
   waiting: Waiter[];
   calling: boolean;
-  /** Units taken in Redis beyond the requests that asked (a limit unit and a ceiling place each): served here at once. */
+  /** Units taken beyond the requests that asked (a limit unit and a ceiling place each), served here at once. */
   leased: number;
   lastLease: number;
-  /** What Redis said was left of the allowance / under the ceiling after the last call; null before the first. */
+  /** What the last call said was left of the allowance and under the ceiling; null before the first. */
   left: number | null;
   room: number | null;
   lastTakeMs: number;
@@ -59,14 +65,10 @@ const sameVerification = (a: CallerUsage | undefined, b: CallerUsage | undefined
     a.periodEnd.getTime() === b.periodEnd.getTime());
 
 /**
- * Admission shared by every instance on one Redis (admissionScript.ts): one script call
- * per organization at a time; the requests that arrive while it is out ask together in
- * the next one, plus a small lease (leases.ts) served here at once. Units leased here are
- * valid for their window and the verification they were checked against; a new window
- * or a new verification gives the ceiling's share back (the next write carries it).
- *
- * Redis not ready, or not answering within the command timeout: the request is refused
- * (LimiterUnavailable, 503), never let through unchecked.
+ * Admission shared by every instance on one Redis (admissionScript.ts, src/usage/README.md):
+ * one script call per organization at a time; requests arriving meanwhile ask together in
+ * the next, plus a lease (leases.ts) valid for its window and verification. Redis not
+ * ready or not answering in time: refused with 503, never let through unchecked.
  */
 export function createRedisAdmission(options: RedisAdmissionOptions): Admission & { readonly ledger: UsageLedger } {
   const { requests, windowSeconds, redis, logger } = options;
@@ -76,12 +78,15 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
   const instanceId = randomUUID();
   defineAdmissionScripts(redis);
   const taken = createWindowCounts();
-  const calls = createCallCounts();
-  /** The latest verification's ceiling and period per organization with one, for writes without a request. */
+  const calls = createCallCounts((organizationId) => writeSoon(organizationId));
+  /** The latest verification per organization with a ceiling, for writes no request asks. */
   const ceilings = new Map<string, CallerUsage>();
   const queues = new Map<string, Queue>();
   const toSend = new Set<Queue>();
   const toWrite = new Set<string>();
+  /** Script calls out per organization, and those whose counts must be written again once all have answered. */
+  const callsOut = new Map<string, number>();
+  const writeAfterCalls = new Set<string>();
   let sendScheduled = false;
   let writeScheduled = false;
   let closed = false;
@@ -89,7 +94,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
   const unavailable = (cause: unknown) => new LimiterUnavailable(policy, { cause });
 
   const script = (organizationId: string, windowIndex: number, want: number, usage: CallerUsage | undefined) => {
-    const counts: CallCounts = calls.countsOf(organizationId);
+    const { waiting, acknowledged, inFlight } = calls.countsOf(organizationId);
     const lifetimeMs = usage
       ? Math.max(FIELD_LIFETIME_MS, usage.periodEnd.getTime() + PERIOD_END_MARGIN_MS - Date.now())
       : 0;
@@ -105,32 +110,19 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
         usage?.ceiling ?? '',
         usage?.used ?? 0,
         usage?.acknowledgedBefore ?? 0,
-        counts.waiting,
-        counts.acknowledged,
-        counts.inFlight,
+        waiting,
+        acknowledged,
+        inFlight,
         FIELD_LIFETIME_MS,
         lifetimeMs,
       ),
     );
   };
 
-  /** Script calls out per organization, and the organizations whose counts changed meanwhile: written once they answer. */
-  const callsOut = new Map<string, number>();
-  const writeAfterCall = new Set<string>();
-  /** Writes the organization's counts as they are now (no request asks). */
-  const writeBack = (organizationId: string): void => {
-    // A call out has not yet counted what it is granted here: a write now would leave it out.
-    if (callsOut.has(organizationId)) {
-      writeAfterCall.add(organizationId);
-      return;
-    }
+  /** Writes the organization's counts as they are now, asking for nothing. */
+  const writeCounts = (organizationId: string) => {
     const { windowIndex } = taken.latest();
-    script(organizationId, Number.isFinite(windowIndex) ? windowIndex : 0, 0, ceilings.get(organizationId)).catch(
-      (err: unknown) => {
-        // The next call of this organization, or the next tick, writes the same counts again.
-        logger.debug({ err, organizationId }, 'admission counts could not be written to redis yet');
-      },
-    );
+    return script(organizationId, Math.max(0, windowIndex), 0, ceilings.get(organizationId));
   };
   const writeSoon = (organizationId: string): void => {
     if (closed) return;
@@ -139,13 +131,30 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     writeScheduled = true;
     setImmediate(() => {
       writeScheduled = false;
-      for (const id of toWrite) writeBack(id);
+      for (const id of toWrite) {
+        // A call out has not counted its grant here yet: a write now would leave it out.
+        if (callsOut.has(id)) writeAfterCalls.add(id);
+        else if (redisReady(redis)) {
+          // The next call of this organization, a reconnect or the next renewal writes them again.
+          writeCounts(id).catch((err: unknown) =>
+            logger.debug({ err, organizationId: id }, 'admission counts not written'),
+          );
+        }
+      }
       toWrite.clear();
     });
   };
+  const callDone = (organizationId: string): void => {
+    const out = (callsOut.get(organizationId) ?? 1) - 1;
+    if (out > 0) callsOut.set(organizationId, out);
+    else {
+      callsOut.delete(organizationId);
+      if (writeAfterCalls.delete(organizationId)) writeSoon(organizationId);
+    }
+  };
 
-  /** The ceiling's share of units leased here goes back; their limit units are spent. */
-  const dropHeld = (queue: Queue): void => {
+  /** The ceiling's share of the units leased here goes back; their limit units are spent. */
+  const dropLeased = (queue: Queue): void => {
     if (queue.leased === 0) return;
     calls.countsOf(queue.organizationId).inFlight -= queue.leased;
     writeSoon(queue.organizationId);
@@ -158,7 +167,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     if (windowIndex > queuesWindow) {
       for (const [other, queue] of queues) {
         if (queue.windowIndex >= windowIndex) continue;
-        dropHeld(queue);
+        dropLeased(queue);
         queues.delete(other);
       }
       queuesWindow = windowIndex;
@@ -220,7 +229,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     queue.waiting = [];
     queue.calling = true;
     const usage = waiting[waiting.length - 1]?.usage ?? queue.usage;
-    if (!sameVerification(usage, queue.usage)) dropHeld(queue);
+    if (!sameVerification(usage, queue.usage)) dropLeased(queue);
     queue.usage = usage;
     const hasCeiling = usage?.ceiling != null;
     const room = hasCeiling ? queue.room : null;
@@ -228,20 +237,22 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       queue.left === null || (room !== null && room <= NEAR_CEILING_MARGIN)
         ? 0
         : leaseSize(Math.min(queue.left, room ?? Number.POSITIVE_INFINITY));
-    let answer: [granted: number, count: number, room: number, admittedInWindow: number];
     const out = callsOut.get(organizationId) ?? 0;
     // Another call out (the window before) has not counted its grant here yet: written again after both.
-    if (out > 0) writeAfterCall.add(organizationId);
+    if (out > 0) writeAfterCalls.add(organizationId);
     callsOut.set(organizationId, out + 1);
+    let answer: [granted: number, count: number, room: number, admittedInWindow: number];
     try {
       answer = await script(organizationId, windowIndex, waiting.length + lease, usage);
     } catch (err: unknown) {
+      // What Redis may have granted it stays in this instance's field until its counts are written again.
+      writeAfterCalls.add(organizationId);
       callDone(organizationId);
       // Debug only: the 503 is logged with this cause, and the connection logs the outage once.
       logger.debug({ err, organizationId }, 'admission could not be checked: refusing with 503');
       queue.calling = false;
       if (queues.get(organizationId) === queue) queues.delete(organizationId);
-      dropHeld(queue);
+      dropLeased(queue);
       // Those that queued behind the failed call are refused too: another call would wait as long.
       const refusal = unavailable(err);
       for (const request of [...waiting, ...queue.waiting.splice(0)]) request.reject(refusal);
@@ -252,27 +263,25 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     // Requests whose window ended while they waited stay out of the next window's count.
     const current = taken.latest().windowIndex <= windowIndex;
     if (granted > 0 && current) taken.add(organizationId, windowIndex, granted);
-    // Units granted to a call whose answer was lost (timed out here): served from here after all.
-    // Not under a ceiling, whose count this call has just written without them.
+    const counts = calls.countsOf(organizationId);
+    // Units granted to a call whose answer was lost (timed out here) are served from here after all;
+    // not under a ceiling, whose field this call has just written without them.
     const lost = admittedInWindow - taken.get(organizationId, windowIndex);
     if (lost > 0 && current && !hasCeiling) {
       taken.add(organizationId, windowIndex, lost);
       queue.leased += lost;
-      calls.countsOf(organizationId).inFlight += lost;
+      counts.inFlight += lost;
     }
     // Counted with a ceiling or without: its calls count as soon as one is set.
-    const counts = calls.countsOf(organizationId);
     counts.inFlight += granted;
     counts.nearCeiling = hasCeiling && roomAfter <= NEAR_CEILING_MARGIN;
-    if (hasCeiling && usage) ceilings.set(organizationId, usage);
     const countBefore = count - granted;
     waiting.forEach((request, i) => {
-      if (i < granted) {
-        request.resolve(grantFrom(queue, request.window, requests - (countBefore + i + 1)));
-        return;
+      if (i < granted) request.resolve(grantFrom(queue, request.window, requests - (countBefore + i + 1)));
+      else {
+        const decision = { limit: requests, resetSeconds: request.window.resetSeconds, windowSeconds };
+        request.resolve(refused(decision, requests - count, hasCeiling && roomAfter <= 0));
       }
-      const decision = { limit: requests, resetSeconds: request.window.resetSeconds, windowSeconds };
-      request.resolve(refused(decision, requests - count, hasCeiling && roomAfter <= 0));
     });
     queue.lastLease = Math.max(0, granted - waiting.length);
     queue.leased += queue.lastLease;
@@ -282,17 +291,6 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     if (queue.waiting.length > 0) void call(queue);
   };
 
-  /** After the grant is counted here (or the call failed). */
-  function callDone(organizationId: string): void {
-    const out = (callsOut.get(organizationId) ?? 1) - 1;
-    if (out > 0) {
-      callsOut.set(organizationId, out);
-      return;
-    }
-    callsOut.delete(organizationId);
-    if (writeAfterCall.delete(organizationId)) writeSoon(organizationId);
-  }
-
   const sendQueued = (): void => {
     sendScheduled = false;
     for (const queue of toSend) if (!queue.calling && queue.waiting.length > 0) void call(queue);
@@ -301,8 +299,9 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
 
   // Every organization's counts written again after a reconnect (Redis may have restarted empty).
   const writeAll = (): void => {
-    for (const organizationId of new Set([...calls.all.keys(), ...taken.latest().counts.keys()]))
-      writeBack(organizationId);
+    for (const organizationId of new Set([...calls.all.keys(), ...taken.latest().counts.keys()])) {
+      writeSoon(organizationId);
+    }
   };
   redis.on('ready', writeAll);
 
@@ -310,7 +309,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
   let lastRenewMs = Date.now();
   const tick = setInterval(() => {
     const nowMs = Date.now();
-    for (const queue of queues.values()) if (!queue.calling && nowMs - queue.lastTakeMs >= idleMs) dropHeld(queue);
+    for (const queue of queues.values()) if (!queue.calling && nowMs - queue.lastTakeMs >= idleMs) dropLeased(queue);
     if (nowMs - lastRenewMs < FIELD_LIFETIME_MS / 3) return;
     lastRenewMs = nowMs;
     for (const [organizationId, counts] of calls.all) {
@@ -321,16 +320,8 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
 
   const ledger: UsageLedger = {
     ...calls.ledger,
-    acknowledged(organizationId, count) {
-      calls.ledger.acknowledged(organizationId, count);
-      writeSoon(organizationId);
-    },
-    dropped(organizationId, count) {
-      calls.ledger.dropped(organizationId, count);
-      writeSoon(organizationId);
-    },
-    // Calls taken over from another instance (its entries, a spool) stay counted in its field
-    // (folded into `gone` once it is dead); their acknowledgement here subtracts them.
+    // Calls taken over from another instance stay counted in its field (folded into `gone` once
+    // it is dead); their acknowledgement here subtracts them.
     adopted() {},
     async beforeVerify(organizationId) {
       // The key's organization is not known yet: its answer is asked again, knowing it.
@@ -376,18 +367,8 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       clearInterval(tick);
       redis.off('ready', writeAll);
       // The places leased here go back now rather than when the field's lifetime ends.
-      for (const queue of queues.values()) dropHeld(queue);
-      await Promise.allSettled(
-        [...calls.all.keys()].map((organizationId) => {
-          const { windowIndex } = taken.latest();
-          return script(
-            organizationId,
-            Number.isFinite(windowIndex) ? windowIndex : 0,
-            0,
-            ceilings.get(organizationId),
-          );
-        }),
-      );
+      for (const queue of queues.values()) dropLeased(queue);
+      await Promise.allSettled([...calls.all.keys()].map(writeCounts));
       closed = true;
       taken.clear();
     },

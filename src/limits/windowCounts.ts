@@ -1,23 +1,10 @@
-/**
- * Per organization, how many requests this process counted in the latest window it
- * saw. Older windows are dropped as soon as a later one is counted: nothing here is
- * ever needed once its window is over, and the map stays a few entries per organization.
- */
-export interface WindowCounts {
-  /** Adds `by` (default 1) to the organization's count in window `windowIndex`; returns the new count. */
-  add(organizationId: string, windowIndex: number, by?: number): number;
-  /** The organization's count in window `windowIndex` (0 for a window already dropped). */
-  get(organizationId: string, windowIndex: number): number;
-  /** The latest window and its counts. */
-  latest(): { readonly windowIndex: number; readonly counts: ReadonlyMap<string, number> };
-  clear(): void;
-}
-
-export function createWindowCounts(): WindowCounts {
-  let windowIndex = -Infinity;
+/** Per organization, the requests this process counted in the latest window it saw; older windows are dropped. */
+export function createWindowCounts() {
+  let windowIndex = Number.NEGATIVE_INFINITY;
   let counts = new Map<string, number>();
   return {
-    add(organizationId, index, by = 1) {
+    /** Adds `by` to the organization's count in window `index`; returns the new count. */
+    add(organizationId: string, index: number, by = 1): number {
       if (index > windowIndex) {
         windowIndex = index;
         counts = new Map();
@@ -27,9 +14,14 @@ export function createWindowCounts(): WindowCounts {
       counts.set(organizationId, count);
       return count;
     },
-    get: (organizationId, index) => (index === windowIndex ? (counts.get(organizationId) ?? 0) : 0),
-    latest: () => ({ windowIndex, counts }),
-    clear() {
+    /** The organization's count in window `index` (0 for a window already dropped). */
+    get: (organizationId: string, index: number): number =>
+      index === windowIndex ? (counts.get(organizationId) ?? 0) : 0,
+    latest: (): { readonly windowIndex: number; readonly counts: ReadonlyMap<string, number> } => ({
+      windowIndex,
+      counts,
+    }),
+    clear(): void {
       counts = new Map();
     },
   };

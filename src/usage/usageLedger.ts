@@ -1,12 +1,8 @@
-/**
- * The ceiling's view of usage delivery, per organization (src/usage/README.md): the
- * delivery loop tells the instance it runs in what became of the calls it delivers,
- * whichever instance recorded them: the counts are summed over instances.
- */
+/** What the delivery loop tells the ceiling's count, per organization (README.md): only sums over instances mean anything. */
 export interface UsageLedger {
   /** Calls admitted by an earlier instance (a spool), now kept here until acknowledged. */
   adopted(organizationId: string, calls: number): void;
-  /** A batch is on its way to the key service (informational). */
+  /** On their way to the key service (informational). */
   sending(organizationId: string, calls: number): void;
   /** The key service acknowledged them: every verification sent from now on includes them in `used`. */
   acknowledged(organizationId: string, calls: number): void;
@@ -20,22 +16,13 @@ export interface UsageLedger {
 
 /** The acknowledged calls counted when a verify was sent: all of them are in its `used`. */
 export interface VerifySent {
-  /**
-   * For the organization the answer names; null when they could not be read for it (a
-   * shared count needs the organization beforehand): the caller verifies again, knowing it.
-   */
+  /** For the organization the answer names; null when not read for it: the caller verifies again, knowing it. */
   acknowledgedFor(organizationId: string): number | null;
   /** The verify is over (answered or failed). */
   end(): void;
 }
 
-/**
- * One instance's counts for one organization. `waiting`: calls recorded here (or adopted)
- * and not yet acknowledged or dropped, as the delivery loop told this instance (it may go
- * below zero when this instance delivers calls another recorded: the sum over instances
- * holds). `acknowledged`: every acknowledgement told here. `inFlight`: calls admitted and
- * not yet recorded or given back, places held in advance included.
- */
+/** One instance's counts for one organization (README.md, "The ceiling's arithmetic"); `waiting` may go below zero. */
 export interface CallCounts {
   waiting: number;
   acknowledged: number;
@@ -43,13 +30,12 @@ export interface CallCounts {
   nearCeiling: boolean;
 }
 
-/** One instance's counts by organization, and the delivery seam over them. */
-export function createCallCounts(): {
+/** One instance's counts by organization, and the delivery seam over them; `changed` hears of each acknowledgement or drop. */
+export function createCallCounts(changed: (organizationId: string, acknowledged: number) => void): {
   readonly ledger: Omit<UsageLedger, 'beforeVerify'>;
   countsOf(organizationId: string): CallCounts;
   readonly all: ReadonlyMap<string, CallCounts>;
 } {
-  // One small entry per organization this instance has served: bounded by the customers.
   const all = new Map<string, CallCounts>();
   const countsOf = (organizationId: string): CallCounts => {
     let counts = all.get(organizationId);
@@ -71,9 +57,11 @@ export function createCallCounts(): {
         const counts = countsOf(organizationId);
         counts.waiting -= calls;
         counts.acknowledged += calls;
+        changed(organizationId, calls);
       },
       dropped(organizationId, calls) {
         countsOf(organizationId).waiting -= calls;
+        changed(organizationId, 0);
       },
       isNearCeiling: (organizationId) => all.get(organizationId)?.nearCeiling ?? false,
     },
