@@ -18,7 +18,7 @@ import type { UsageSpool } from './usageSpool.js';
 export interface UsageBufferOptions {
   readonly sink: UsageSink;
   readonly logger: Logger;
-  /** Events per call to the key service: 1 to 1000 (its limit, the default). */
+  /** Events per call to the key service: 1 to 1000 (the default). */
   readonly batchSize?: number;
   /** How long recorded calls may wait for companions. Default 1000 ms. */
   readonly flushIntervalMs?: number;
@@ -27,16 +27,14 @@ export interface UsageBufferOptions {
   readonly retryBaseMs?: number;
   readonly retryMaxMs?: number;
   readonly random?: () => number;
-  /** Whether a failure means that sending the batch again cannot help. Default isRejectedBatch. */
-  readonly isRejection?: (err: unknown) => boolean;
   /** Events kept at most (default DEFAULT_MAX_PENDING); beyond, calls are refused with 503 (ensureRoom). */
   readonly maxPending?: number;
-  /** Metrics: a batch of this many events was acknowledged / failed. */
+  /** Metrics, per batch. */
   readonly onFlushed?: (events: number) => void;
   readonly onFlushFailed?: (events: number) => void;
-  /** Told per organization what is sent, acknowledged, dropped, and adopted from a spool: the ceiling count. */
+  /** The ceiling's count, told per organization what became of the calls. */
   readonly ledger?: UsageLedger;
-  /** Where what is left at the shutdown deadline goes, and where what others left is taken from. */
+  /** Where what is left at the shutdown deadline goes, and what others left is taken from. */
   readonly spool?: UsageSpool;
   /** Where counted calls are kept: in memory (the default), or with a copy in Redis (redisUsageQueue). */
   readonly queue?: (hooks: QueueHooks) => UsageQueue;
@@ -56,20 +54,12 @@ const SPOOL_WRITE_MS = 1_000;
 
 type LedgerStep = 'adopted' | 'sending' | 'acknowledged' | 'dropped';
 
-/**
- * The one usage delivery loop. Every recorded call becomes an event with its own id, kept in
- * the queue until the key service acknowledges it. Batches of at most `batchSize` go one call
- * at a time; a failed batch is sent again, with the same ids (counted once), after a growing,
- * jittered delay; a batch the service refuses as malformed (400) is logged and dropped. On
- * close, delivery goes on until the deadline; what is left stays in Redis for another
- * instance, else goes to the spool, else is said lost on one line and close rejects.
- */
+/** The one usage delivery loop (README.md, "The delivery loop"): one call to the key service at a time. */
 export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const { sink, logger, ledger, spool } = options;
   const batchSize = Math.min(MAX_USAGE_BATCH, Math.max(1, options.batchSize ?? MAX_USAGE_BATCH));
   const flushIntervalMs = options.flushIntervalMs ?? 1000;
   const now = options.now ?? (() => new Date());
-  const isRejection = options.isRejection ?? isRejectedBatch;
   const maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
   const tell = (events: readonly UsageEvent[], step: LedgerStep): void => {
     if (!ledger) return;
@@ -169,7 +159,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
         try {
           await send(events);
         } catch (err: unknown) {
-          if (isRejection(err)) {
+          if (isRejectedBatch(err)) {
             logger.error(
               { err, dropped: events.length, organizations: countByOrganization(events) },
               'usage batch refused by the key service as malformed: dropped, these calls are not counted',

@@ -22,10 +22,9 @@ const TAKE_OVER_EVERY_MS = 2000;
 const REDIS_RETRY_MS = 250;
 
 /**
- * The queue of an instance that shares a Redis: the rounds in memory, sent and kept as on its
- * own, and a copy of each in the usage stream within `persistIntervalMs`, which another
- * instance delivers should this one die. When Redis has fewer of this instance's entries than
- * it wrote (restarted empty, a failover that lost writes), all it keeps is written again.
+ * The queue of an instance sharing a Redis (README.md): the rounds in memory as on its own, and a
+ * copy of each in the usage stream within `persistIntervalMs`, for another instance should this one
+ * die. When Redis has fewer of its entries than it wrote, all it keeps is written again.
  */
 export function redisUsageQueue(options: RedisQueueOptions): (hooks: QueueHooks) => UsageQueue {
   return (hooks) => createRedisUsageQueue(options, hooks);

@@ -24,7 +24,7 @@ export function countByOrganization(events: readonly UsageEvent[]): Record<strin
   return counts;
 }
 
-/** One successful call as recorded. Its id and time text are made when it joins a round: made at record time they were the largest part of old-generation growth under load. */
+/** One successful call as recorded: its id and time text are made when it joins a round, which spares the heap under load. */
 export interface RecordedCall {
   readonly principal: Principal;
   readonly route: string;

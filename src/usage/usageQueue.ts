@@ -9,11 +9,10 @@ export interface Round {
   finished: boolean;
 }
 
-/** What the delivery loop sends from: every call this instance counted, until the key service acknowledges it. */
+/** What the delivery loop sends from: every call counted here, until the key service acknowledges it. */
 export interface UsageQueue {
-  /** Events kept: recorded or taken in, not yet finished. */
+  /** Events kept (recorded or taken in, not finished), and of those, the ones not in the batch being sent. */
   size(): number;
-  /** Of those, the events not in the batch being sent. */
   unsent(): number;
   push(call: RecordedCall): void;
   /** Events that have their ids already (a spool's). */
@@ -24,14 +23,14 @@ export interface UsageQueue {
   finish(batch: readonly Round[]): void;
   /** Milliseconds close() needs before the deadline. */
   readonly closeMs: number;
-  /** Stops; resolves with the events left in Redis for another instance, and those only this process has. */
+  /** Stops: the events left in Redis for another instance, and those only this process has. */
   close(deadline: number): Promise<{ leftInRedis: number; unsaved: UsageEvent[] }>;
 }
 
-/** What the delivery loop gives the queue it makes: the events per round, and a call for rounds taken in. */
+/** What the delivery loop gives the queue it makes. */
 export interface QueueHooks {
   readonly perRound: number;
-  /** Rounds another instance left are now kept here. */
+  /** Rounds another instance left are now kept here: send soon. */
   wake(): void;
   /** Events now stored where another instance finds them. */
   stored(events: readonly UsageEvent[]): void;
@@ -42,7 +41,7 @@ export const eventsOf = (rounds: readonly Round[]): UsageEvent[] => rounds.flatM
 /** The queue of an instance on its own: rounds in memory. `onRound` hears of each round that has no copy yet. */
 export function createMemoryQueue(perRound: number, onRound: (round: Round) => void = () => {}) {
   const calls: RecordedCall[] = [];
-  /** Every round not yet finished, oldest first: the batch being sent (the first `taken`), then the rest. */
+  /** Every round not finished, oldest first: the batch being sent (the first `taken`), then the rest. */
   const rounds: Round[] = [];
   let taken = 0;
   let inBatch = 0;

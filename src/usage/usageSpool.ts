@@ -4,19 +4,13 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { UsageEvent } from './usageEvent.js';
 
-/**
- * Usage events not delivered before a shutdown, in files until an instance on the same folder
- * (this host or another sharing it) delivers them, each event with its id (README.md). A file
- * is written under a temporary name and renamed, so a reader never sees half of one. A claim
- * is a rename to a name of the instance's own, renewed by touching the file; one not renewed
- * for `leaseMs` is taken over the same way. Process ids play no part: they collide across hosts.
- */
+/** Usage events not delivered before a shutdown, in files until an instance on the folder delivers them (README.md, "The spool"). */
 export interface UsageSpool {
   /** Writes the events to a new file; rejects when the folder cannot be written. */
   write(events: readonly UsageEvent[]): Promise<void>;
   /** Claims every file waiting in the folder, and every abandoned claim: their events. */
   claim(): Promise<UsageEvent[]>;
-  /** These events are safe elsewhere (acknowledged, dropped, in Redis, spooled anew): a claim's files go once all of theirs are. */
+  /** These events are safe elsewhere (acknowledged, dropped, in Redis, spooled anew): a claim's files go once all are. */
   safe(events: readonly UsageEvent[]): void;
   readonly leaseMs: number;
 }

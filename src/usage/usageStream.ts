@@ -6,26 +6,12 @@ import type { UsageEvent } from './usageEvent.js';
 import { entryValues, readEntries, type StoredRound } from './usageStreamEntry.js';
 
 /**
- * The copy in Redis of the usage events the instances keep (README.md): one stream, one entry
- * per round, each pending for the instance that wrote it in one consumer group; a lease per
- * instance on Redis's clock; the count of the stream's events. One hash tag: one cluster node.
- * Only non-blocking commands: the connection is the one the request path shares.
+ * The copy in Redis of the usage events the instances keep (README.md): one stream, one entry per
+ * round, each pending for the instance that wrote it in one consumer group; a lease per instance on
+ * Redis's clock; the count of the stream's events. One hash tag: one cluster node. Only
+ * non-blocking commands: the connection is the one the request path shares.
  */
-export interface UsageStream {
-  readonly consumer: string;
-  /** Appends one entry per round (a round written before is found by its key), renews the lease; with the ids, entries no instance had read, now pending here. */
-  append(rounds: ReadonlyArray<readonly UsageEvent[]>): Promise<{ entryIds: string[]; unread: StoredRound[] }>;
-  /** Renews the lease; resolves with the number of entries pending for this instance. */
-  keepAlive(): Promise<number>;
-  /** Up to `count` entries no instance read, or else of one whose lease is `idleMs` old, now pending here; drops consumers gone with nothing pending. */
-  takeOver(idleMs: number, count: number): Promise<StoredRound[]>;
-  /** Delivered: out of the group and the stream. A removal repeated subtracts nothing. */
-  remove(entryIds: readonly string[]): Promise<void>;
-  /** Removes every entry pending for this instance (before writing all it keeps again). */
-  removeOwn(): Promise<void>;
-  /** Ends the lease: the next instance to check takes over what is left. */
-  letGo(): Promise<void>;
-}
+export type UsageStream = ReturnType<typeof createUsageStream>;
 
 // Each takes the four keys, the group and the consumer, then its own arguments.
 declare module 'ioredis' {
@@ -138,7 +124,7 @@ export interface UsageStreamOptions {
   readonly consumer?: string;
 }
 
-export function createUsageStream(options: UsageStreamOptions): UsageStream {
+export function createUsageStream(options: UsageStreamOptions) {
   const { redis } = options;
   const key = options.key ?? USAGE_STREAM_KEY;
   const consumer = options.consumer ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -164,21 +150,28 @@ export function createUsageStream(options: UsageStreamOptions): UsageStream {
 
   return {
     consumer,
-    async append(events) {
+    /** Appends one entry per round and renews the lease; with the ids, entries no instance had read, now pending here. */
+    async append(events: ReadonlyArray<readonly UsageEvent[]>): Promise<{ entryIds: string[]; unread: StoredRound[] }> {
       const [entryIds, unread] = await redis.appendUsage(...ours, ...entryValues(events));
       return { entryIds, unread: await rounds(unread) };
     },
-    keepAlive: async () => Number(await redis.keepUsageLease(...ours)),
-    takeOver: async (idleMs, count) => rounds(await redis.takeOverUsage(...ours, String(idleMs), String(count))),
+    /** Renews the lease; resolves with the number of entries pending for this instance. */
+    keepAlive: async (): Promise<number> => Number(await redis.keepUsageLease(...ours)),
+    /** Up to `count` entries no instance read, or else of one whose lease is `idleMs` old, now pending here. */
+    takeOver: async (idleMs: number, count: number): Promise<StoredRound[]> =>
+      rounds(await redis.takeOverUsage(...ours, String(idleMs), String(count))),
+    /** Delivered: out of the group and the stream. A removal repeated subtracts nothing. */
     remove,
-    async removeOwn() {
+    /** Removes every entry pending for this instance (before writing all it keeps again). */
+    async removeOwn(): Promise<void> {
       for (;;) {
         const own = (await redis.xpending(key, USAGE_STREAM_GROUP, '-', '+', 1000, consumer)) as Array<[string]>;
         if (own.length === 0) return;
         await remove(own.map(([entryId]) => entryId));
       }
     },
-    async letGo() {
+    /** Ends the lease: the next instance to check takes over what is left. */
+    async letGo(): Promise<void> {
       await redis.hdel(keys[2], consumer);
     },
   };

@@ -1,12 +1,10 @@
 import type { UsageEvent } from './usageEvent.js';
 
 /**
- * A round of usage events as one Redis stream entry, and back: the stream's work and its
- * reply parsing are paid per round, not per call. Fields: `r`, the round's key; `n`, the number
- * of events (the scripts keep the stream's event count with it); and `e`, the events as JSON
- * `[t0, principals, events]`: each distinct `[keyId, organizationId, route]` listed once, and
- * flat `id, principal index, time` triples, the time in milliseconds after `t0` (the round's
- * first time), or the text of a time that is not one (a spooled event's).
+ * A round of usage events as one stream entry, so Redis's work is paid per round: `r`, the round's
+ * key; `n`, its event count; `e`, JSON `[t0, principals, flat]`: each distinct `[keyId,
+ * organizationId, route]` once, then `id, principal index, time` triples, the time in ms after
+ * `t0`, or the text of a time that is not one (a spooled event's).
  */
 
 /** The events of one entry, with the entry's id. */
