@@ -7,12 +7,9 @@ import type { RedisConnection } from '../redis/connectRedis.js';
  * KEYS: the window (`n`, and what each instance took in it), the ceiling (per instance
  * "waiting acknowledged inFlight until", `until` in Redis time; a silent instance's field is
  * folded into `gone`). Both carry the organization as hash tag: one cluster slot.
- * ARGV: instance id, what it took in the window, the allowance, the window key's lifetime (ms),
- * calls wanted (0: only writes the counts); the ceiling ('' for none), the verification's `used`
- * and `acknowledgedBefore`; the instance's waiting, acknowledged and in-flight calls, how long
- * the in-flight count (ms) and the ceiling key (ms) live. Every count is the instance's own
- * absolute count: any call can be repeated. Without a ceiling the field is still written where
- * a ceiling key exists, so the counts are whole when a ceiling is set.
+ * ARGV: as `admit` below names them (want 0 only writes the counts; ceiling '' for none). Every
+ * count is the instance's own absolute count: any call can be repeated. Without a ceiling the
+ * field is still written where a ceiling key exists, so the counts are whole once one is set.
  * Admits iff used + Σwaiting + ΣinFlight + max(0, Σacknowledged − acknowledgedBefore) + 1 ≤ ceiling.
  * Returns [granted, the window's count, room under the ceiling after, what the instance took
  * in the window] (the last tells it of grants whose answer it lost).

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { UsageEvent } from './usageEvent.js';
 
 /**
@@ -36,28 +37,27 @@ export function packEvents(events: readonly UsageEvent[]): string {
   return JSON.stringify([t0 ?? 0, principals, flat]);
 }
 
+const text = z.string().min(1);
+const PackedSchema = z.tuple([
+  z.number(),
+  z.array(z.tuple([text, text, text])),
+  z.array(z.union([z.string(), z.number()])).refine((flat) => flat.length % 3 === 0),
+]);
 const isText = (value: unknown): value is string => typeof value === 'string' && value !== '';
 
 /** The events packed in an `e` field, or null when it holds none (or is not one). */
 export function unpackEvents(packed: string): UsageEvent[] | null {
-  let parsed: unknown;
+  let parsed: z.infer<typeof PackedSchema>;
   try {
-    parsed = JSON.parse(packed);
+    parsed = PackedSchema.parse(JSON.parse(packed));
   } catch {
     return null;
   }
-  if (!Array.isArray(parsed) || parsed.length !== 3) return null;
-  const [t0, principals, flat]: unknown[] = parsed;
-  if (typeof t0 !== 'number' || !Array.isArray(principals) || !Array.isArray(flat) || flat.length % 3 !== 0) {
-    return null;
-  }
-  const valid = principals.every((p: unknown) => Array.isArray(p) && p.length === 3 && p.every(isText));
-  if (!valid) return null;
-  const known = principals as Array<[string, string, string]>;
+  const [t0, principals, flat] = parsed;
   const events: UsageEvent[] = [];
   for (let i = 0; i < flat.length; i += 3) {
-    const [id, index, time]: unknown[] = flat.slice(i, i + 3);
-    const principal = typeof index === 'number' ? known[index] : undefined;
+    const [id, index, time] = flat.slice(i, i + 3);
+    const principal = typeof index === 'number' ? principals[index] : undefined;
     if (!isText(id) || !principal) return null;
     let at: string;
     if (isText(time)) at = time;
