@@ -1,6 +1,6 @@
 import { METHODS } from 'node:http';
 import Router from '@koa/router';
-import Koa, { type ParameterizedContext } from 'koa';
+import Koa, { type Middleware } from 'koa';
 import type { AppState } from './appState.js';
 import { toApiError } from './errors.js';
 import { observeRequests } from './http/observeRequests.js';
@@ -15,7 +15,6 @@ import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { buildOpenApiDocument } from './openapi/buildOpenApiDocument.js';
 import { admit, refundsLimit } from './routes/admit.js';
 import { handleRoute } from './routes/handleRoute.js';
-import type { PublicRoute } from './routes/publicRoute.js';
 import { PUBLIC_ROUTES } from './routes/publicRoutes.js';
 import type { Services } from './services.js';
 import { inSpan } from './telemetry/spans.js';
@@ -29,28 +28,18 @@ import { inSpan } from './telemetry/spans.js';
  *   the request limit and a place under the ceiling, together) → room to count it? → answer
  *   (cache → platform → mapper) → count usage, or give back what admission took.
  *
- * The public route's steps are plain calls in one handler rather than Koa layers:
- * they always run together, in this order, and each layer would cost an async call
- * and a closure per request on the path every warm call takes (npm run bench).
+ * The public route's steps are plain calls in one handler rather than Koa layers: they always run
+ * together, in this order, and each layer would cost an async call and a closure per warm request.
  */
 export function createApp(services: Services): Koa<AppState> {
-  const app = new Koa<AppState>();
-  app.silent = true; // failures are logged once, by observeRequests
-
   const metrics = services.metrics ?? createGatewayMetrics();
-  app.use(
-    observeRequests(services.logger, metrics, {
-      refusalDelayMs: services.refusalDelayMs ?? 0,
-      trustedProxyHops: services.trustedProxyHops ?? 0,
-    }),
-  );
-  app.use(refuseKeyInUrl());
-
-  // Every method Node parses is known to the router, so an unknown path with any method
-  // falls through to the 404 fallback and a known path with another method is a 405.
-  const router = new Router<AppState>({ methods: [...METHODS] });
-  // OpenAPI document, docs page, and (unless on their own port) health, metrics, readiness:
-  // no key, answered before auth.
+  const trustedProxyHops = services.trustedProxyHops ?? 0;
+  const { authenticator, admission, usage } = services;
+  const observe = observeRequests(services.logger, metrics, {
+    refusalDelayMs: services.refusalDelayMs ?? 0,
+    trustedProxyHops,
+  });
+  const { app, router } = routedApp([observe, refuseKeyInUrl()]);
   addOperationalRoutes(
     router,
     { metrics, readiness: services.readiness ?? alwaysReady() },
@@ -60,15 +49,12 @@ export function createApp(services: Services): Koa<AppState> {
       },
       watch: !services.watchOnAdminPort,
       // Without an admin port, metrics stay private to this machine; probes reach health and readiness from anywhere.
-      metricsFor: (ctx) => fromLoopback(ctx, services.trustedProxyHops ?? 0),
+      metricsFor: (ctx) => fromLoopback(ctx, trustedProxyHops),
     },
   );
-
-  const { authenticator, admission, usage } = services;
-  const trustedProxyHops = services.trustedProxyHops ?? 0;
-  const publicRoute = (route: PublicRoute) => {
+  for (const route of PUBLIC_ROUTES) {
     const answer = handleRoute(route, { ...services, metrics });
-    const serve = async (ctx: ParameterizedContext<AppState>): Promise<void> => {
+    router.get(route.path, async (ctx) => {
       ctx.state.route = route.path;
       // Every answer here, refusals included, depends on the key presented.
       ctx.res.setHeader('Vary', CALLER_VARY);
@@ -103,31 +89,33 @@ export function createApp(services: Services): Koa<AppState> {
             ctx.res.setHeader('RateLimit', rateLimitFields({ ...grant, remaining: grant.remaining + 1 }).RateLimit);
         }
       }
-    };
-    router.get(route.path, serve);
-  };
-  for (const route of PUBLIC_ROUTES) publicRoute(route);
-
-  app.use(routeNotFound());
-  app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));
+    });
+  }
   return app;
 }
 
 /** The admin listener's app (ADMIN_PORT): health, metrics and readiness, nothing else. */
 export function createAdminApp(services: Pick<Services, 'logger' | 'metrics' | 'readiness'>): Koa<AppState> {
-  const app = new Koa<AppState>();
-  app.silent = true;
   const metrics = services.metrics ?? createGatewayMetrics();
-  app.use(observeRequests(services.logger, metrics));
-  const router = new Router<AppState>({ methods: [...METHODS] });
+  const { app, router } = routedApp([observeRequests(services.logger, metrics)]);
   addOperationalRoutes(
     router,
     { metrics, readiness: services.readiness ?? alwaysReady() },
     { describe: null, watch: true },
   );
+  return app;
+}
+
+/** A Koa app running `first`, then the router, whose routes the caller adds. */
+function routedApp(first: Middleware<AppState>[]): { app: Koa<AppState>; router: Router<AppState> } {
+  const app = new Koa<AppState>();
+  app.silent = true; // failures are logged once, by observeRequests
+  for (const middleware of first) app.use(middleware);
+  // Every method Node parses is known to the router, so an unknown path with any method falls
+  // through to the 404 fallback and a known path with another method is a 405.
+  const router = new Router<AppState>({ methods: [...METHODS] });
   app.use(routeNotFound());
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));
-  return app;
+  return { app, router };
 }

@@ -1,8 +1,5 @@
-/**
- * One error type for everything the gateway answers with a failure, a closed set of
- * codes, and one code → status map. Upstream failures arrive as UpstreamError and
- * are translated here, and only here, into what a consumer may see.
- */
+// One error type for every failure the gateway answers, a closed set of codes and reasons, and one
+// code → status map. Upstream failures arrive as UpstreamError and are translated here, and only here.
 
 export const STATUS_BY_CODE = Object.freeze({
   BAD_REQUEST: 400,
@@ -26,9 +23,8 @@ export type ErrorCode = keyof typeof STATUS_BY_CODE;
 export const ERROR_CODES = Object.keys(STATUS_BY_CODE) as [ErrorCode, ...ErrorCode[]];
 
 /**
- * Every `reason` the gateway sends, with the one code it refines. Closed: an ApiError
- * cannot carry a reason missing here, and carries one always, so the document's enums
- * (generated from this map) list every value a consumer can meet. A 429 is the caller's
+ * Every `reason` the gateway sends, with the one code it refines. Closed, and always carried, so the
+ * document's enums (generated from it) list every value a consumer can meet. A 429 is the caller's
  * own excess; a 503 is the gateway's own unavailability.
  */
 export const CODE_BY_REASON = Object.freeze({
@@ -110,10 +106,7 @@ export class ApiError<out C extends ErrorCode = ErrorCode> extends Error {
 
 export type UpstreamName = 'platform' | 'key-service';
 
-/**
- * What went wrong talking to an upstream. `detail` is for logs only: it may hold
- * upstream messages or hosts and never reaches a response body.
- */
+/** What went wrong talking to an upstream. `detail` is for logs only: it never reaches a response body. */
 export type UpstreamFailure =
   | 'timeout' // no answer within UPSTREAM_TIMEOUT_MS
   | 'throttled' // 429 or 503, possibly with Retry-After
@@ -137,39 +130,29 @@ const DEFAULT_RETRY_AFTER_SECONDS = 5;
 /** Anything thrown → the ApiError the consumer sees. Unknown errors become a bare 500. */
 export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  if (err instanceof UpstreamError) return fromUpstreamError(err);
-  return new ApiError('INTERNAL', 'An internal error occurred.', { reason: 'internal_error', cause: err });
-}
-
-function fromUpstreamError(err: UpstreamError): ApiError {
-  const retryAfter = String(err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS);
+  if (!(err instanceof UpstreamError)) {
+    return new ApiError('INTERNAL', 'An internal error occurred.', { reason: 'internal_error', cause: err });
+  }
+  const options = {
+    headers: { 'Retry-After': String(err.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS) },
+    cause: err,
+  };
   // The key service decides who gets in: when it cannot answer, fail closed with 503.
   if (err.upstream === 'key-service') {
-    return new ApiError('SERVICE_UNAVAILABLE', 'Authentication is temporarily unavailable. Retry later.', {
-      reason: 'key_service_unavailable',
-      headers: { 'Retry-After': retryAfter },
-      cause: err,
+    const message = 'Authentication is temporarily unavailable. Retry later.';
+    return new ApiError('SERVICE_UNAVAILABLE', message, { reason: 'key_service_unavailable', ...options });
+  }
+  if (err.failure === 'timeout') {
+    return new ApiError('UPSTREAM_TIMEOUT', 'The data source did not answer in time.', {
+      reason: 'platform_timeout',
+      ...options,
     });
   }
-  switch (err.failure) {
-    case 'timeout':
-      return new ApiError('UPSTREAM_TIMEOUT', 'The data source did not answer in time.', {
-        reason: 'platform_timeout',
-        headers: { 'Retry-After': retryAfter },
-        cause: err,
-      });
-    case 'throttled':
-      return new ApiError('SERVICE_UNAVAILABLE', 'The data source is busy. Retry later.', {
-        reason: 'platform_busy',
-        headers: { 'Retry-After': retryAfter },
-        cause: err,
-      });
-    case 'unreachable':
-    case 'bad_answer':
-      return new ApiError('UPSTREAM_ERROR', 'The data source failed to answer.', {
-        reason: 'platform_failed',
-        headers: { 'Retry-After': retryAfter },
-        cause: err,
-      });
+  if (err.failure === 'throttled') {
+    return new ApiError('SERVICE_UNAVAILABLE', 'The data source is busy. Retry later.', {
+      reason: 'platform_busy',
+      ...options,
+    });
   }
+  return new ApiError('UPSTREAM_ERROR', 'The data source failed to answer.', { reason: 'platform_failed', ...options });
 }

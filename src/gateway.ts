@@ -5,7 +5,7 @@ import { withFailedKeyBudget } from './auth/failedKeyBudget.js';
 import { createKeyAuthenticator } from './auth/keyAuthenticator.js';
 import { createVerificationGate } from './auth/verificationGate.js';
 import { createAnswerCache } from './cache/createAnswerCache.js';
-import type { Config, UpstreamTarget } from './config.js';
+import type { Config } from './config.js';
 import { createHttpServer } from './http/createHttpServer.js';
 import { listenOn } from './http/listenOn.js';
 import { createReadiness, platformProbe, type Readiness } from './http/readiness.js';
@@ -20,41 +20,34 @@ import { createUsageBuffer } from './usage/createUsageBuffer.js';
 import { createUsageSpool } from './usage/usageSpool.js';
 
 export interface RunningGateway {
-  /** Where the gateway answers, e.g. http://127.0.0.1:3000. */
+  /** Where the gateway answers, e.g. http://127.0.0.1:3000; `adminUrl`: health, metrics and readiness, if apart. */
   readonly url: string;
-  readonly server: Server;
-  /** Where health, metrics and readiness answer when ADMIN_PORT is set; null: on `url`. */
   readonly adminUrl: string | null;
+  readonly server: Server;
   /** Serving once listening; main.ts marks it draining at the shutdown signal. */
   readonly readiness: Readiness;
   /** The embedded platform and key service, when no upstreams are configured. */
   readonly local: LocalUpstreams | null;
-  /**
-   * Closes in order, once the server no longer takes requests: usage flushed first
-   * (nothing counted is lost), then the limiter, the Redis connection, the event stream, the local upstreams.
-   * Each step is told the milliseconds left.
-   */
+  /** Run in order once the server takes no more requests, each told the milliseconds left. */
   readonly closers: ReadonlyArray<(remainingMs: number) => Promise<void>>;
 }
 
 /**
- * Builds every service once, hands them to createApp and listens. With no upstreams
- * configured, the embedded local platform and key service are started first and the
- * gateway talks to them over real HTTP, exactly as it would to the real ones.
+ * Builds every service once, hands them to createApp and listens. With no upstreams configured, the
+ * embedded local platform and key service start first, reached over real HTTP as the real ones are.
  */
 export async function startGateway(config: Config, logger: Logger): Promise<RunningGateway> {
   let local: LocalUpstreams | null = null;
-  let upstreams: { platform: UpstreamTarget; keyService: UpstreamTarget } | null = config.upstreams;
+  let upstreams = config.upstreams;
   if (upstreams === null) {
     // Loaded only when used: a gateway with real upstreams never carries the local ones.
     const { startLocalUpstreams } = await import('./local/startLocalUpstreams.js');
     local = await startLocalUpstreams({ dataDir: config.localDataDir });
-    upstreams = { platform: local.platform, keyService: local.keyService };
+    upstreams = local;
   }
   const now = () => new Date();
   const timeoutMs = config.upstreamTimeoutMs;
   const metrics = createGatewayMetrics({ processMetrics: true });
-
   const platform = tracedPlatform(
     createPlatformClient({ ...upstreams.platform, timeoutMs, onCall: metrics.platformCall }),
   );
@@ -66,12 +59,11 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const admission = redis
     ? (await import('./limits/redisAdmission.js')).createRedisAdmission({ ...config.rateLimit, redis, logger })
     : createLocalAdmission(config.rateLimit);
-  const { ledger } = admission;
   // With Redis, each held call also has a copy in one shared stream, which another instance delivers should this one die.
   const usage = createUsageBuffer({
     sink: keyService,
     logger,
-    ledger,
+    ledger: admission.ledger,
     spool: createUsageSpool(config.usageSpoolDir),
     onFlushed: metrics.usageFlushed,
     onFlushFailed: metrics.usageFlushFailed,
@@ -87,12 +79,9 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   metrics.observeUsagePending(() => usage.pendingTotal());
   const verifications = createVerificationGate(keyService.verify);
   const keyAuthenticator = createKeyAuthenticator({
-    keyService: {
-      verify: (keyHash, lane) => verifications.verify(keyHash, lane),
-      followEvents: keyService.followEvents,
-    },
+    keyService: { verify: verifications.verify, followEvents: keyService.followEvents },
     // Read before each verify: which of the gateway's calls its `used` surely includes.
-    ledger,
+    ledger: admission.ledger,
     now,
     logger,
   });
@@ -108,12 +97,6 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   // What an earlier instance could not deliver goes out with this one's first batch.
   usage.deliverSpooled().catch((err: unknown) => logger.error({ err }, 'usage spool could not be read'));
   metrics.observeLimiterAvailability(() => admission.available());
-  const cache = createAnswerCache({
-    ttlSeconds: config.cacheTtlSeconds,
-    maxBytes: config.cacheMaxMb * 1024 * 1024,
-    now,
-  });
-
   const readiness = createReadiness(
     {
       platform: platformProbe(platform),
@@ -125,20 +108,19 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   metrics.observeDependencies(readiness.dependencies);
 
   const { trustedProxyHops } = config;
-  const watchOnAdminPort = config.adminPort !== null;
   const app = createApp({
     logger,
     now,
     authenticator,
     admission,
-    cache,
+    cache: createAnswerCache({ ttlSeconds: config.cacheTtlSeconds, maxBytes: config.cacheMaxMb * 1024 * 1024, now }),
     usage,
     platform,
     metrics,
     readiness,
-    ...(config.publicBaseUrl === null ? {} : { publicBaseUrl: config.publicBaseUrl }),
+    publicBaseUrl: config.publicBaseUrl ?? undefined,
     trustedProxyHops,
-    watchOnAdminPort,
+    watchOnAdminPort: config.adminPort !== null,
     refusalDelayMs: REFUSAL_DELAY_MS,
   });
   const server = createHttpServer(app, {
@@ -149,13 +131,23 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     trustedProxyHops,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
   });
-  const admin = watchOnAdminPort
-    ? createHttpServer(createAdminApp({ logger, metrics, readiness }), { logger, metrics })
-    : null;
+  const admin =
+    config.adminPort !== null
+      ? createHttpServer(createAdminApp({ logger, metrics, readiness }), { logger, metrics })
+      : null;
   const closeAdmin = async () => {
     admin?.closeAllConnections();
     await new Promise<void>((resolve) => (admin?.listening ? admin.close(() => resolve()) : resolve()));
   };
+  const closers: RunningGateway['closers'] = [
+    (remainingMs) => usage.close(remainingMs),
+    // After the usage: its last acknowledgements reach the shared count, then unused places go back.
+    () => admission.close(),
+    closeRedis,
+    () => keyAuthenticator.close(),
+    async () => local?.close(),
+    closeAdmin, // last: readiness stays observable while the rest drains
+  ];
   let url: string;
   let adminUrl: string | null = null;
   try {
@@ -163,31 +155,9 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     if (admin && config.adminPort !== null) adminUrl = await listenOn(admin, config.host, config.adminPort);
   } catch (err: unknown) {
     server.close();
-    await Promise.allSettled([
-      closeAdmin(),
-      usage.close(0).then(() => admission.close()),
-      keyAuthenticator.close(),
-      local?.close(),
-    ]);
-    await closeRedis();
+    for (const close of closers) await close(0).catch(() => {});
     throw err;
   }
-
   readiness.serving();
-  return {
-    url,
-    adminUrl,
-    server,
-    readiness,
-    local,
-    closers: [
-      (remainingMs) => usage.close(remainingMs),
-      // After the usage: its last acknowledgements reach the shared count, then unused places go back.
-      () => admission.close(),
-      closeRedis,
-      () => keyAuthenticator.close(),
-      async () => local?.close(),
-      closeAdmin, // last: readiness stays observable while the rest drains
-    ],
-  };
+  return { url, adminUrl, server, readiness, local, closers };
 }

@@ -1,43 +1,31 @@
 import { type Logger, pino } from 'pino';
 import { activeTraceId } from './telemetry/spans.js';
 
-export interface LoggerOptions {
-  /** Add the active trace's id to every line written inside a traced request. */
-  readonly traceIds?: boolean;
-}
-
-/**
- * Lines gathered before one write. On a busy gateway a write per line cost more CPU than
- * the line itself, and a 4 KiB batch still more than this one (npm run bench); it holds
- * about forty request lines. sonic-boom requires it below its largest write (16 KiB).
- */
+/** About forty request lines. */
 const LOG_BATCH_BYTES = 12 * 1024;
 
-/** How often the batch is written whatever its size: a quiet gateway's lines reach the log within this. */
+/** A quiet gateway's lines reach the log within this. */
 const LOG_FLUSH_MS = 250;
 
-/** The most held while stdout refuses writes (a full disk); lines beyond it are dropped, not kept in memory. */
-const LOG_HELD_MAX_BYTES = 8 * 1024 * 1024;
-
 /**
- * The process's logger: JSON lines on stdout, written in batches from the event loop
- * (synchronous writes of whole lines, no thread pool): a batch once it holds
- * LOG_BATCH_BYTES, else every LOG_FLUSH_MS, and what is left when the process exits.
- * A crash that skips exit (SIGKILL, out of memory) loses at most the batch held.
- * The trace-id mixin is installed only with tracing on: without it, pino calls nothing
- * extra per line.
+ * The process's logger: JSON lines on stdout, written synchronously from the event loop in batches
+ * of LOG_BATCH_BYTES, else every LOG_FLUSH_MS, and what is left at exit. A crash that skips exit
+ * (SIGKILL, out of memory) loses at most the batch held. `traceIds`: add the active trace's id to
+ * every line (installed only with tracing on: without it, pino calls nothing extra per line).
  */
-export function createLogger(level: string, options: LoggerOptions = {}): Logger {
+export function createLogger(level: string, options: { readonly traceIds?: boolean } = {}): Logger {
   const stdout = pino.destination({
     dest: 1,
     sync: true,
+    // A write per line cost more CPU than the line itself (npm run bench); below sonic-boom's 16 KiB limit.
     minLength: LOG_BATCH_BYTES,
     periodicFlush: LOG_FLUSH_MS,
-    maxLength: LOG_HELD_MAX_BYTES,
+    // While stdout refuses writes (a full disk), lines beyond this are dropped, not kept in memory.
+    maxLength: 8 * 1024 * 1024,
   });
-  // A batch may be written from the periodic flush's timer, where an unhandled 'error' (a
-  // full disk) would end the process: the gateway goes on serving instead, and says so once.
-  // (pino's own handler takes only EPIPE: a log reader that went away.)
+  // A batch may be written from the periodic flush's timer, where an unhandled 'error' (a full
+  // disk) would end the process: the gateway goes on serving instead, and says so once. (pino's
+  // own handler takes only EPIPE: a log reader that went away.)
   let reported = false;
   stdout.on('error', (err: unknown) => {
     if (reported) return;
@@ -47,8 +35,7 @@ export function createLogger(level: string, options: LoggerOptions = {}): Logger
     );
   });
   // pino writes out what is held at exit only for its asynchronous destinations. flush(), not
-  // flushSync(): this destination's flush is one synchronous write, and sonic-boom's flushSync
-  // retries a write to a closed pipe for ever, which would hold the exit.
+  // flushSync(): sonic-boom's flushSync retries a write to a closed pipe for ever, holding the exit.
   process.once('exit', () => {
     try {
       stdout.flush();
@@ -57,14 +44,9 @@ export function createLogger(level: string, options: LoggerOptions = {}): Logger
     }
   });
   if (options.traceIds !== true) return pino({ level }, stdout);
-  return pino(
-    {
-      level,
-      mixin() {
-        const traceId = activeTraceId();
-        return traceId === undefined ? {} : { traceId };
-      },
-    },
-    stdout,
-  );
+  const mixin = () => {
+    const traceId = activeTraceId();
+    return traceId === undefined ? {} : { traceId };
+  };
+  return pino({ level, mixin }, stdout);
 }

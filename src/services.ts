@@ -7,10 +7,7 @@ import type { GatewayMetrics } from './metrics/gatewayMetrics.js';
 import type { PlatformClient } from './platform/platformClient.js';
 import type { UsageRecorder } from './usage/usageRecorder.js';
 
-/**
- * Everything a request may need, built once in gateway.ts (or by a test, with fakes)
- * and handed to createApp. No middleware constructs its own dependencies.
- */
+/** Everything a request may need, built once in gateway.ts (or by a test, with fakes) and handed to createApp. */
 export interface Services {
   readonly logger: Logger;
   readonly now: () => Date;
@@ -20,15 +17,15 @@ export interface Services {
   readonly cache: AnswerCache;
   readonly usage: UsageRecorder;
   readonly platform: PlatformClient;
-  /** Prometheus metrics for GET /metrics; gateway.ts hands the same object to every hook. Absent: a fresh registry. */
+  /** Absent: a fresh registry. */
   readonly metrics?: GatewayMetrics;
-  /** Upstream probes for GET /readyz. Absent: always ready (tests). */
+  /** Absent: always ready. */
   readonly readiness?: Readiness;
-  /** The public URL of this gateway for the OpenAPI document's `servers` (PUBLIC_BASE_URL). Absent: `/`. */
+  /** PUBLIC_BASE_URL, for the OpenAPI document's `servers`. Absent: `/`. */
   readonly publicBaseUrl?: string;
-  /** Proxies in front of the gateway that append to X-Forwarded-For (TRUSTED_PROXY_HOPS). Absent: 0. */
+  /** TRUSTED_PROXY_HOPS. Absent: 0. */
   readonly trustedProxyHops?: number;
-  /** Health, metrics and readiness are served by the admin listener (ADMIN_PORT), not the public app. */
+  /** Health, metrics and readiness are served by the admin listener (ADMIN_PORT). */
   readonly watchOnAdminPort?: boolean;
   /** How long refusals of callers without a valid key wait before they are sent. Absent: 0. */
   readonly refusalDelayMs?: number;

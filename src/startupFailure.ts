@@ -1,11 +1,5 @@
 import { DataDirBusy } from './local/dataDirFiles.js';
 
-/** Where the gateway was asked to listen, for the message. */
-export interface ListenTarget {
-  readonly host: string;
-  readonly port: number;
-}
-
 const CAUSES: Readonly<Record<string, string>> = {
   EADDRINUSE: 'the port is already in use (another process listens there)',
   EADDRNOTAVAIL: 'the address is not one of this machine’s (check HOST)',
@@ -18,14 +12,13 @@ const CAUSES: Readonly<Record<string, string>> = {
 };
 
 /**
- * The one stderr line for a failure to start that the operator can fix (a busy port,
- * an address not on this machine, a locked data directory), naming the address or
- * folder and the cause; null for anything else (a bug, left to surface with its stack).
+ * The one stderr line for a failure to start that the operator can fix (a busy port, an address not
+ * on this machine, a locked data directory); null for anything else (a bug, left to surface with its stack).
  */
-export function startupFailureLine(err: unknown, target: ListenTarget): string | null {
+export function startupFailureLine(err: unknown, target: { host: string; port: number }): string | null {
   if (err instanceof DataDirBusy) return `cannot start: the data directory is locked: ${err.message}`;
-  const code = typeof err === 'object' && err !== null && 'code' in err ? (err as { code: unknown }).code : undefined;
-  if (typeof code !== 'string' || !(code in CAUSES)) return null;
+  const code = (err as NodeJS.ErrnoException | null | undefined)?.code;
+  if (code === undefined || !(code in CAUSES)) return null;
   const host = target.host.includes(':') ? `[${target.host}]` : target.host;
   return `cannot listen on ${host}:${target.port}: ${CAUSES[code]} (${code})`;
 }
