@@ -14,12 +14,8 @@ const MAX_CLIENTS = 50_000;
 export interface FailedKeyBudgetOptions {
   /** Unknown keys one client address may present per minute before unseen keys are refused. */
   readonly perMinute: number;
-  /**
-   * Verifications of unseen keys one address may have open at once. Default: the key service's
-   * open lanes (verificationGate.ts), never its waiting room, which stays for others.
-   */
+  /** Verifications of unseen keys one address may have open at once; by default the gate's open lanes. */
   readonly inFlight?: number;
-  /** Whether this instance has seen the key hash verify successfully: such keys never meet the budget. */
   readonly hasSucceeded: (keyHash: string) => boolean;
   readonly now: () => Date;
 }
@@ -33,19 +29,15 @@ interface Window {
 }
 
 /**
- * Each client address may present a bounded number of keys that turn out unknown. A key never
- * seen to succeed reserves its place before any key-service call and keeps it only if unknown,
- * so concurrent callers never get past the budget together; once spent (or with as many
- * verifications open as the lanes take), such keys are refused 429 at once. A key seen to
- * succeed always passes, so a paying caller behind a busy address is not refused.
- * Credentials without a client address (not from HTTP) are not budgeted.
+ * Each client address may present a bounded number of unknown keys. A key never seen to succeed
+ * reserves its place before its key-service call and keeps it only if unknown, so concurrent
+ * callers never get past the budget together; a key seen to succeed always passes.
  */
 export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudgetOptions): Authenticator {
   const windows = new LRUCache<string, Window>({ max: MAX_CLIENTS });
   const inFlight = options.inFlight ?? OPEN_VERIFICATIONS;
-  // Requests waiting on the verification of an unseen key, per address and key: the first
-  // reserves the place, the others share its verification, so an export starting wide with a
-  // new key is not refused for its own concurrency.
+  // Per address and unseen key: the first request reserves the place, the others share its
+  // verification, so an export starting wide with a new key is not refused for its own concurrency.
   const waitingOnKey = new Map<string, number>();
 
   const currentWindow = (client: string, nowMs: number): Window => {
@@ -61,7 +53,7 @@ export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudg
     async authenticate(credentials: PresentedCredentials): Promise<Principal> {
       const client = credentials.clientAddress;
       const key = toWellFormedKey(presentedKeyText(credentials));
-      // Malformed keys never reach the key service (the inner check refuses them).
+      // Malformed keys never reach the key service; credentials from outside HTTP are not budgeted.
       if (client === undefined || key === null) return inner.authenticate(credentials);
       if (options.hasSucceeded(key.keyHash)) {
         try {

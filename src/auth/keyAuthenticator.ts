@@ -11,11 +11,7 @@ import { isJwtShaped, toWellFormedKey, type WellFormedKey } from './keyFormat.js
 import type { Authenticator, PresentedCredentials, Principal } from './principal.js';
 import { type CachedVerification, createVerificationCache } from './verificationCache.js';
 
-/**
- * API keys checked against the key service, the one source of truth (its failure is a 503,
- * never a 401 nor a pass). Verifications are cached only while the event stream is alive, so
- * a revocation reaches us; usage the gateway's own count lacks arrives only in `used`.
- */
+/** Keys checked against the key service; verifications are cached only while its event stream is alive. */
 
 const DEFAULT_CACHE = {
   max: 10_000,
@@ -42,9 +38,8 @@ export interface KeyAuthenticatorOptions {
 }
 
 export interface KeyAuthenticator extends Authenticator {
-  /** Starts following the key service's event stream (until then, nothing is cached). */
+  /** Follows the key service's event stream: until then, nothing is cached. */
   start(): void;
-  /** Stops following and forgets every cached verification. */
   close(): Promise<void>;
 }
 
@@ -57,8 +52,6 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
   const { keyService, ledger, now, logger } = options;
   const settings = { ...DEFAULT_CACHE, ...options.cache };
   const cache = createVerificationCache({ ...settings, ttlMs: settings.ttlMs + settings.staleMs, now });
-  /** Shared by concurrent requests for the same hash. */
-  const inFlight = new Map<string, Promise<Verified | null>>();
   let stream: KeyEventStream | undefined;
   /** The organization of each key verified lately: a shared count is read by organization before the verify. */
   const organizationOfKey = new LRUCache<string, string>({ max: settings.max });
@@ -68,14 +61,12 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
   function onEvent(event: KeyServiceEvent): void {
     if (event.type === 'key.revoked') {
       cache.dropKey(event.keyHash);
-      inFlight.delete(event.keyHash);
       logger.info({ keyId: event.keyId, organizationId: event.organizationId }, 'key revoked: verification dropped');
     } else if (event.type === 'organization.updated') {
       cache.dropOrganization(event.organizationId);
-      inFlight.clear();
       logger.info({ organizationId: event.organizationId }, 'organization updated: verifications dropped');
     } else {
-      forgetEverything();
+      cache.clear();
       logger.info('key events reset: every verification dropped');
     }
   }
@@ -86,13 +77,8 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       return;
     }
     // Events may be missed from now on: nothing cached can be trusted, and nothing new is cached.
-    forgetEverything();
-    if (stream) logger.warn({ detail }, 'key event stream down: verifying every request'); // not when closing
-  }
-
-  function forgetEverything(): void {
     cache.clear();
-    inFlight.clear();
+    if (stream) logger.warn({ detail }, 'key event stream down: verifying every request'); // not when closing
   }
 
   function usability(entry: CachedVerification): 'fresh' | 'stale' | 'unusable' {
@@ -122,8 +108,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     } finally {
       sent.end();
     }
-    // Remembered even without the stream: no event announces a key's creation, and a new
-    // key's text cannot have been presented before it existed.
+    // Remembered even without the stream: a new key's text cannot have been presented before it existed.
     if (verification === null) {
       cache.rememberUnknown(keyHash, generation);
       return null;
@@ -140,28 +125,18 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     return verified;
   }
 
-  function shared(keyHash: string, lane?: 'refresh'): Promise<Verified | null> {
-    const pending = inFlight.get(keyHash);
-    if (pending) return pending;
-    const asked = verifyAndRemember(keyHash, lane).finally(() => {
-      if (inFlight.get(keyHash) === asked) inFlight.delete(keyHash);
-    });
-    inFlight.set(keyHash, asked);
-    return asked;
-  }
-
   function verifiedFor(keyHash: string): Promise<Verified | null> {
     const cached = cache.get(keyHash);
     const use = cached ? usability(cached) : 'unusable';
     if (cached && use === 'stale') {
       // Served meanwhile; a line with the cause, no stack (an outage would repeat it).
-      shared(keyHash, 'refresh').catch((err: unknown) =>
-        logger.warn({ detail: describe(err) }, 'background verification failed'),
-      );
+      cache
+        .shared(keyHash, () => verifyAndRemember(keyHash, 'refresh'))
+        .catch((err: unknown) => logger.warn({ detail: describe(err) }, 'background verification failed'));
     }
     if (cached && use !== 'unusable') return Promise.resolve(cached);
     if (cache.isUnknown(keyHash)) return Promise.resolve(null);
-    return shared(keyHash);
+    return cache.shared(keyHash, () => verifyAndRemember(keyHash));
   }
 
   return {
@@ -182,18 +157,14 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
     async close() {
       const closing = stream;
       stream = undefined;
-      forgetEverything();
+      cache.clear();
       organizationOfKey.clear();
       await closing?.close();
     },
   };
 }
 
-/**
- * What the key service said → the caller, or the refusal (spec 3.1, 5.2, 5.3): who you are
- * (401) before what you may do (403). A revoked key answers exactly as an unknown one. The
- * ceiling here is the service's own `used >= ceiling`; admission checks the rest.
- */
+/** The caller, or the refusal (spec 3.1, 5.2, 5.3): 401 before 403; a revoked key answers as an unknown one. */
 function principalFor(verified: Verified | null, key: WellFormedKey, now: Date): Principal {
   if (verified === null || verified.verification.key.revokedAt !== null) throw authFailure('invalid_key');
   const { key: record, organization } = verified.verification;

@@ -1,9 +1,6 @@
 import { crc32 } from 'node:zlib';
 
-/**
- * The checksum part of an API key (key-service.md "Key format"): CRC-32 as zlib computes
- * it, in base62, most significant digit first, left-padded with `0` to 6 characters.
- */
+/** A key's checksum (key-service.md "Key format"): zlib's CRC-32 in base62, left-padded to 6 characters. */
 
 export const BASE62_ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** A key's random characters, which its checksum covers. */

@@ -2,8 +2,6 @@ import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { CHECKSUM_LENGTH, keyChecksum, RANDOM_LENGTH } from './keyChecksum.js';
 
-/** What can be known about a presented key without asking anyone (key-service.md "Key format"). */
-
 /** `atl_` + 32 random + 6 checksum characters, all base62. */
 const KEY_FORM = new RegExp(`^atl_([0-9A-Za-z]{${RANDOM_LENGTH}})([0-9A-Za-z]{${CHECKSUM_LENGTH}})$`);
 
@@ -21,7 +19,6 @@ export interface WellFormedKey {
 /**
  * Kept: without it a warm hit costs 7 µs (6 %) more server CPU (compareBuilds --together, 12 rounds, 1.5–8 µs).
  * A caller presents the same key on every request: its checksum and SHA-256 are computed once.
- * The key text stays in this process's memory only, as the requests that carried it did.
  */
 const recentKeys = new LRUCache<string, WellFormedKey>({ max: 1024 });
 

@@ -1,22 +1,14 @@
 import { CHECKSUM_LENGTH, keyChecksum, RANDOM_LENGTH } from './keyChecksum.js';
 
-/**
- * Whether a request target carries something that may be an API key, in any form a caller
- * or a tool could have produced: a path segment, a query name or value holding `atl_`, or a
- * key's 38 characters without it, however many times it was percent-encoded.
- */
-
 /** Each decoding round can only shrink the text; the bound keeps a crafted target cheap. */
 const MAX_DECODING_ROUNDS = 8;
 const KEY_MARK = 'atl_';
-/** A key's part after `atl_`: its random characters and their checksum. */
 const KEY_BODY_LENGTH = RANDOM_LENGTH + CHECKSUM_LENGTH;
 const MARK_OR_ESCAPE = new RegExp(`${KEY_MARK}|%`, 'i');
 
 /**
- * Whether this piece of a URL holds the key mark or a key's body, as sent or at any round of
- * percent-decoding (bounded). Every round is looked at, not only the last: a later round may
- * consume the mark's first letter into a stray escape (`%A` + `atl_` reads as `%Aa`).
+ * Whether this piece of a URL holds the key mark or a key's body at any round of percent-decoding:
+ * a later round may consume the mark's first letter into a stray escape (`%A` + `atl_` reads `%Aa`).
  */
 export function holdsKey(piece: string): boolean {
   let current = piece.replace(/\+/g, ' ');
@@ -46,10 +38,8 @@ export function urlHoldsKey(target: string): boolean {
 }
 
 /**
- * Whether the text holds a key without its `atl_`: a run of base62 whose first or last 38
- * characters end in the checksum of the 32 before (a key glued to letters on one side is
- * found). With `checksums` false, only whether a run is long enough. One pass: a regular
- * expression would rescan runs just short of a key's length from each of their characters.
+ * A run of base62 whose first or last 38 characters end in the checksum of the 32 before (with
+ * `checksums` false: a run long enough). One pass, where a regular expression would rescan runs.
  */
 function holdsKeyBody(text: string, checksums = true): boolean {
   let runStart = 0;

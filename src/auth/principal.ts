@@ -1,6 +1,5 @@
 import type { CallerUsage } from '../limits/admission.js';
 
-/** Who is calling: known only after the key has been verified. */
 export interface Principal {
   readonly organizationId: string;
   readonly keyId: string;
@@ -10,7 +9,6 @@ export interface Principal {
   readonly usage?: CallerUsage;
 }
 
-/** The credentials a request presented, as raw header values. */
 export interface PresentedCredentials {
   readonly authorization: string | undefined;
   /** Every Authorization line when the request repeated it (Node keeps only the first in `authorization`). */

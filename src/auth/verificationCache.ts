@@ -2,9 +2,8 @@ import { LRUCache } from 'lru-cache';
 import type { Verification } from '../upstream/keyServiceContract.js';
 
 /**
- * Recent key-service answers by key hash: verifications, and hashes no key has. Every
- * invalidation starts a new generation, and an answer is remembered only under the
- * generation it was asked in: one on its way while a revocation arrived never lands after it.
+ * Recent key-service answers by key hash, and those on their way. An answer is remembered only
+ * under the generation it was asked in: one on its way while a revocation arrived never lands.
  */
 
 export interface CachedVerification {
@@ -15,6 +14,8 @@ export interface CachedVerification {
   readonly acknowledgedBefore: number;
 }
 
+type Verified = Omit<CachedVerification, 'fetchedAt'>;
+
 export function createVerificationCache(options: {
   readonly max: number;
   readonly ttlMs: number;
@@ -24,25 +25,28 @@ export function createVerificationCache(options: {
 }) {
   // TTLs run on the authenticator's clock so they agree with its expiry decisions.
   const perf = { now: () => options.now().getTime() };
-  const verified = new LRUCache<string, CachedVerification>({
-    max: options.max,
-    ttl: options.ttlMs,
-    ttlResolution: 0,
-    perf,
-  });
-  const unknown = new LRUCache<string, true>({
-    max: options.unknownMax,
-    ttl: options.unknownTtlMs,
-    ttlResolution: 0,
-    perf,
-  });
+  const lru = <V extends object | true>(max: number, ttl: number) =>
+    new LRUCache<string, V>({ max, ttl, ttlResolution: 0, perf });
+  const verified = lru<CachedVerification>(options.max, options.ttlMs);
+  const unknown = lru<true>(options.unknownMax, options.unknownTtlMs);
+  /** Shared by concurrent requests for the same hash. */
+  const pending = new Map<string, Promise<Verified | null>>();
   let generation = 0;
 
   return {
     generation: () => generation,
     get: (keyHash: string) => verified.get(keyHash),
     isUnknown: (keyHash: string) => unknown.get(keyHash) === true,
-    remember(keyHash: string, answer: Omit<CachedVerification, 'fetchedAt'>, askedIn: number) {
+    shared(keyHash: string, ask: () => Promise<Verified | null>): Promise<Verified | null> {
+      const waiting = pending.get(keyHash);
+      if (waiting) return waiting;
+      const asked = ask().finally(() => {
+        if (pending.get(keyHash) === asked) pending.delete(keyHash);
+      });
+      pending.set(keyHash, asked);
+      return asked;
+    },
+    remember(keyHash: string, answer: Verified, askedIn: number) {
       if (askedIn !== generation) return;
       unknown.delete(keyHash);
       verified.set(keyHash, { ...answer, fetchedAt: perf.now() });
@@ -54,17 +58,20 @@ export function createVerificationCache(options: {
     },
     dropKey(keyHash: string) {
       generation += 1;
+      pending.delete(keyHash);
       verified.delete(keyHash);
       unknown.delete(keyHash);
     },
     dropOrganization(organizationId: string) {
       generation += 1;
+      pending.clear();
       for (const [keyHash, entry] of [...verified.entries()]) {
         if (entry.verification.organization.id === organizationId) verified.delete(keyHash);
       }
     },
     clear() {
       generation += 1;
+      pending.clear();
       verified.clear();
       unknown.clear();
     },

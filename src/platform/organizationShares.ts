@@ -2,11 +2,9 @@ import { ApiError } from '../errors.js';
 import { DeadlineError } from '../upstream/deadline.js';
 
 export const PLATFORM_SHARES = {
-  // Already more cold answers per second than one instance's CPU serves: more would only
-  // move the queue from here to the platform.
+  // Already more cold answers per second than one instance's CPU serves.
   inFlight: 64,
-  // All organizations together: a burst of a hundred calls waits rather than being refused,
-  // and a waiting call still starts within a few platform answers.
+  // All organizations together: a burst of a hundred calls waits rather than being refused.
   waiting: 256,
   // Places free within milliseconds: the shortest wait HTTP can express.
   retryAfterSeconds: 1,
@@ -27,11 +25,9 @@ interface Organization {
 }
 
 /**
- * A work-conserving fair queue, hand-written as neither bottleneck nor p-limit serves several
- * queues in turn under one cap: one organization alone may use every place; otherwise each
- * freed place goes to the next waiting organization in turn, so a quiet one waits about one
- * platform answer behind a flooding one. With the room full, the organization holding the
- * most (running and waiting) gives up a call: the newcomer itself, or its newest waiter.
+ * A work-conserving fair queue (neither bottleneck nor p-limit serves several queues in turn under
+ * one cap): each freed place goes to the next waiting organization in turn. With the room full,
+ * the organization holding the most gives up a call: the newcomer itself, or its newest waiter.
  */
 export function createOrganizationShares() {
   let running = 0;
@@ -60,14 +56,13 @@ export function createOrganizationShares() {
     if (organization.waiting.length === 0) turns.delete(organization.id);
   };
 
-  /** Gives free places to the organizations waiting, one call each in turn. */
   const serveTurns = (): void => {
     for (const organization of turns.values()) {
       if (running >= PLATFORM_SHARES.inFlight) return;
       const waiter = organization.waiting[0];
       if (waiter === undefined) continue;
       leave(waiter);
-      // Its deadline passed while its timer was still to run: not sent, as it would be refused.
+      // Its deadline passed while its timer was still to run: not sent.
       if (performance.now() >= waiter.deadline) {
         waiter.refuse(late());
         continue;
@@ -119,10 +114,7 @@ export function createOrganizationShares() {
     });
 
   return {
-    /**
-     * Runs `call` once a place is free, waiting up to `deadline` (a performance.now() time), or
-     * 429 `concurrency_share_exceeded` when the room is full and the organization holds the most.
-     */
+    /** Runs `call` once a place is free, waiting up to `deadline` (a performance.now() time), or refuses 429. */
     async run<T>(organizationId: string, call: () => Promise<T>, deadline: number): Promise<T> {
       const organization = organizations.get(organizationId) ?? { id: organizationId, running: 0, waiting: [] };
       organizations.set(organizationId, organization);

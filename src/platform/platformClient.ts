@@ -19,7 +19,6 @@ export interface PlatformClientOptions {
   url: string;
   token: string;
   timeoutMs: number;
-  /** Called after every call with its duration and outcome (metrics). */
   onCall?: (operation: string, seconds: number, outcome: 'ok' | UpstreamError['failure']) => void;
 }
 
@@ -35,8 +34,7 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     ): Promise<TResult> {
       const started = performance.now();
       const operation = operationName(document);
-      // The deadline counts from the request, the wait for a place included, so a place is free
-      // again once its caller has been answered.
+      // Counted from the request, the wait for a place included: a place is free once its caller is answered.
       const deadline = started + options.timeoutMs;
       const text: string = document.toString();
       // A client is a URL and its options: one per call, its fetch bound to the deadline, costs nothing.
@@ -69,7 +67,6 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
   };
 }
 
-/** The document's operation name, for metrics and logs. */
 function operationName(document: TypedDocumentString<unknown, never>): string {
   return /^\s*(?:query|mutation|subscription)\s+([_A-Za-z]\w*)/.exec(document.toString())?.[1] ?? 'anonymous';
 }

@@ -6,10 +6,7 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 /** They describe the body as it came over the wire, before decoding. */
 const WIRE_HEADERS = new Set(['content-encoding', 'content-length', 'transfer-encoding']);
 
-/**
- * The `fetch` graphql-request is given: its POST sent by createUpstreamHttp, the answer a
- * Response built from the text already read, so no web stream carries a body over the socket.
- */
+/** graphql-request's `fetch`: the answer a Response built from the text read, no web stream over the socket. */
 export function platformFetch(http: UpstreamHttp, deadline?: number): typeof fetch {
   return async (input, init) => {
     if (input instanceof Request) throw new TypeError('platform calls take a URL, not a Request');

@@ -1,7 +1,4 @@
-/**
- * Exponential backoff up to `maxMs`, half of it random so instances that failed together do
- * not retry together; an upstream's own Retry-After is honoured up to the same cap.
- */
+/** Exponential backoff up to `maxMs`, half random so instances that failed together do not retry together. */
 export function retryDelayMs(
   attempt: number,
   options: { baseMs: number; maxMs: number; random: () => number; retryAfterSeconds?: number | undefined },

@@ -5,11 +5,7 @@ export class DeadlineError extends Error {
   override readonly name = 'TimeoutError';
 }
 
-/**
- * Settles as `work` does, or rejects with DeadlineError `ms` after the start. Until then the
- * timer keeps the process alive (a shutdown step waits out its deadline rather than the
- * process ending under it). The work is not cancelled: each caller bounds its own.
- */
+/** Rejects with DeadlineError `ms` after the start unless `work` settled; the work is not cancelled. */
 export async function withDeadline<T>(ms: number, work: () => Promise<T>, what = 'work'): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_resolve, reject) => {

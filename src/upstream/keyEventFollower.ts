@@ -4,16 +4,14 @@ import { sleep } from './deadline.js';
 import {
   type KeyEventHandlers,
   type KeyEventStream,
-  KeyRevokedSchema,
   type KeyServiceEvent,
-  OrganizationUpdatedSchema,
+  KeyServiceEventSchema,
   parseJson,
 } from './keyServiceContract.js';
 import { describe, headerText, retryAfterSeconds } from './upstreamFailure.js';
 import type { UpstreamHttp } from './upstreamHttp.js';
 
 export interface KeyEventStreamOptions {
-  /** The time allowed for the stream to open. */
   timeoutMs: number;
   events?: {
     /** First delay before reconnecting; doubles per failed attempt (with jitter). */
@@ -24,29 +22,18 @@ export interface KeyEventStreamOptions {
   };
 }
 
+const KNOWN_EVENTS = new Set(['key.revoked', 'organization.updated', 'reset']);
+
 /** A stream message → the event it announces; null for events the gateway does not know. */
 function toKeyServiceEvent(message: EventSourceMessage): KeyServiceEvent | null {
-  switch (message.event) {
-    case 'key.revoked': {
-      const parsed = KeyRevokedSchema.safeParse(parseJson(message.data));
-      // A revocation we cannot read might be any key's: treat it as "everything may be stale".
-      return parsed.success ? { type: 'key.revoked', ...parsed.data } : { type: 'reset' };
-    }
-    case 'organization.updated': {
-      const parsed = OrganizationUpdatedSchema.safeParse(parseJson(message.data));
-      return parsed.success ? { type: 'organization.updated', ...parsed.data } : { type: 'reset' };
-    }
-    case 'reset':
-      return { type: 'reset' };
-    default:
-      return null;
-  }
+  if (message.event === undefined || !KNOWN_EVENTS.has(message.event)) return null;
+  const data = parseJson(message.data);
+  const parsed = KeyServiceEventSchema.safeParse({ ...(typeof data === 'object' ? data : {}), type: message.event });
+  // A change we cannot read might be any key's: treat it as "everything may be stale".
+  return parsed.success ? parsed.data : { type: 'reset' };
 }
 
-/**
- * The service sends `: ping` every 15 s: a connection silent longer than that, plus a margin for
- * a late ping or timer, may be partitioned or held by a proxy, and events may be missing.
- */
+/** The service pings every 15 s: silent longer than that (and a margin), events may be missing. */
 const EVENT_LIVENESS_MS = 15_000 + 3_000;
 
 /** Follows `GET /v1/events`: one connection at a time, reconnecting with Last-Event-ID after a drop. */
@@ -76,10 +63,9 @@ export function followEventStream(
     handlers.onConnectionChange?.(value, detail);
   }
 
-  /** One connection, from opening to its end; resolves with why it ended. */
+  /** One connection; resolves with why it ended. */
   async function readOnce(): Promise<string> {
-    // One controller that closing aborts too: a signal made by AbortSignal.any may be
-    // garbage-collected on Node 20 and then never reach the call, leaving close() hanging.
+    // Not AbortSignal.any: on Node 20 its signal may be garbage-collected, leaving close() hanging.
     const connection = new AbortController();
     const { signal } = connection;
     const abortOnClose = () => connection.abort();

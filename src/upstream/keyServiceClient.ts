@@ -17,13 +17,11 @@ import { createUpstreamHttp } from './upstreamHttp.js';
 
 /** The key service's calls (key-service.md); every failure is an UpstreamError, answered 503: auth fails closed. */
 export interface KeyServiceClient {
-  /** The verification for a key hash, or null when no key has that hash. */
   verify(keyHash: string): Promise<Verification | null>;
   /** Records 1 to 1000 usage events. A 400 throws UsageRejectedError: retrying cannot help. */
   recordUsage(events: readonly UsageEvent[]): Promise<UsageReceipt>;
   /** True while the service answers verify with our token. */
   isReady(): Promise<boolean>;
-  /** Opens `GET /v1/events` and keeps it open (reconnecting with Last-Event-ID) until closed. */
   followEvents(handlers: KeyEventHandlers): KeyEventStream;
 }
 
@@ -34,7 +32,6 @@ export interface KeyServiceClientOptions extends KeyEventStreamOptions {
   token: string;
   /** Per call; also the time allowed for the event stream to open. */
   timeoutMs: number;
-  /** Called after every verify/usage/probe call with its duration and outcome (metrics). */
   onCall?: (call: KeyServiceCall, seconds: number, outcome: 'ok' | UpstreamFailure) => void;
 }
 
@@ -46,7 +43,7 @@ export class UsageRejectedError extends UpstreamError {
   }
 }
 
-/** A hash no key can have: the key service answers it 404 unknown_key without work. */
+/** A hash no key can have: answered 404 without work. */
 const NO_SUCH_KEY_HASH = '0'.repeat(64);
 
 export function createKeyServiceClient(options: KeyServiceClientOptions): KeyServiceClient {

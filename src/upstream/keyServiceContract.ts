@@ -1,7 +1,5 @@
 import { z } from 'zod';
 
-/** The key service's contract (key-service.md): the zod schemas every answer is checked against. */
-
 /** One successful public call, as `POST /v1/usage` takes it. `id` (a uuid) makes it idempotent. */
 export interface UsageEvent {
   readonly id: string;
@@ -21,7 +19,6 @@ export interface KeyEventHandlers {
 export interface KeyEventStream {
   /** True while open and delivering bytes recently: only then are the events known to be complete. */
   isConnected(): boolean;
-  /** Stops following; resolves once the connection and every timer are gone. */
   close(): Promise<void>;
 }
 
@@ -56,20 +53,21 @@ export type Verification = z.output<typeof VerificationSchema>;
 /** `accepted`: new events counted; `duplicates`: events the service already knew (sent before). */
 export const UsageReceiptSchema = z.object({ accepted: z.number().int().min(0), duplicates: z.number().int().min(0) });
 export type UsageReceipt = z.output<typeof UsageReceiptSchema>;
-export const KeyRevokedSchema = z.object({
-  keyId: z.string(),
-  keyHash: z.string().regex(/^[0-9a-f]{64}$/),
-  organizationId: z.string(),
-  revokedAt: z.string(),
-});
-export const OrganizationUpdatedSchema = z.object({ organizationId: z.string() });
+/** A stream event's data, with its event name as `type`. */
+export const KeyServiceEventSchema = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('key.revoked'),
+    keyId: z.string(),
+    keyHash: z.string().regex(/^[0-9a-f]{64}$/),
+    organizationId: z.string(),
+    revokedAt: z.string(),
+  }),
+  z.object({ type: z.literal('organization.updated'), organizationId: z.string() }),
+  z.object({ type: z.literal('reset') }),
+]);
+export type KeyServiceEvent = z.output<typeof KeyServiceEventSchema>;
 
-export type KeyServiceEvent =
-  | ({ readonly type: 'key.revoked' } & z.output<typeof KeyRevokedSchema>)
-  | ({ readonly type: 'organization.updated' } & z.output<typeof OrganizationUpdatedSchema>)
-  | { readonly type: 'reset' };
-
-/** A body as JSON, or undefined when it is not JSON (the schemas then reject it). */
+/** Undefined when not JSON: the schemas then reject it. */
 export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;

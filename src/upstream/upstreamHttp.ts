@@ -20,10 +20,7 @@ export interface UpstreamAnswer {
   readonly text: string;
 }
 
-/**
- * The most an answer may hold, on the wire and once decoded: far above any answer the contracts
- * allow, it bounds the memory one broken or hostile upstream can take per call.
- */
+/** Far above any answer the contracts allow: bounds what a broken or hostile upstream takes per call. */
 export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
 
 /** An answer larger than MAX_ANSWER_BYTES: refused, not read to its end. */
@@ -42,11 +39,7 @@ const DECODERS: Readonly<Record<string, (bytes: Buffer, limit: typeof DECODE_LIM
   br: promisify(brotliDecompress),
 };
 
-/**
- * The process's one pool of upstream connections, handed to every call, never the global
- * dispatcher: on Node 22 importing node:http installs Node's bundled undici 6 there, which
- * does not understand the handlers of undici 7 that `send` gives it.
- */
+/** Never the global dispatcher: on Node 22 node:http installs its bundled undici 6 there, blind to our handlers. */
 let upstreamDispatcher: Dispatcher = new Agent();
 
 /** Sends every upstream call from now on through `dispatcher` (tests, bench); returns the one it replaces. */
@@ -59,10 +52,8 @@ export function routeUpstreamCalls(dispatcher: Dispatcher): Dispatcher {
 export type UpstreamHttp = ReturnType<typeof createUpstreamHttp>;
 
 /**
- * `send` uses undici's Dispatcher API with a handler that keeps the chunks (the request API
- * would wrap them in a stream only to read them back); `open`, the request API. No web streams.
- * undici's decompress interceptor is experimental and warns on first use. Redirects are not
- * followed: an endpoint that redirects is misconfigured, and its 3xx is an unexpected status.
+ * `send` keeps the chunks (the request API would wrap them in a stream only to read them back);
+ * undici's decompress interceptor is experimental. A redirect's 3xx is an unexpected status.
  */
 export function createUpstreamHttp(options: { timeoutMs: number }) {
   const { timeoutMs } = options;
@@ -71,9 +62,8 @@ export function createUpstreamHttp(options: { timeoutMs: number }) {
     send(url: string | URL, call: UpstreamCall): Promise<UpstreamAnswer> {
       const target = typeof url === 'string' ? new URL(url) : url;
       const ms = call.deadline === undefined ? timeoutMs : Math.max(1, Math.ceil(call.deadline - performance.now()));
-      // The deadline answers the caller; undici's own timeouts (no AbortController per
-      // call) then end a connection that stays silent, and a late answer is still read
-      // to its end so that its connection returns to the pool.
+      // The deadline answers the caller; undici's own timeouts end a silent connection, and a late
+      // answer is still read to its end so that its connection returns to the pool.
       const answer = dispatchWhole(upstreamDispatcher, {
         origin: target.origin,
         path: `${target.pathname}${target.search}`,
