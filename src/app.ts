@@ -20,16 +20,12 @@ import type { Services } from './services.js';
 import { inSpan } from './telemetry/spans.js';
 
 /**
- * The whole request path, top to bottom:
- * observe (request id; error envelope; metrics and log line once answered)
- * → router (405 from its allowedMethods and 404 from the one fallback, both before auth;
- *   openapi, docs, metrics, readyz need no key)
- * → public route: authenticate (who is calling, and its usage as verified) → admit (a unit of
- *   the request limit and a place under the ceiling, together) → room to count it? → answer
- *   (cache → platform → mapper) → count usage, or give back what admission took.
- *
- * The public route's steps are plain calls in one handler rather than Koa layers: they always run
- * together, in this order, and each layer would cost an async call and a closure per warm request.
+ * The whole request path: observe (request id; error envelope; metrics and log line once answered)
+ * → router (404 and 405 before auth; openapi, docs, metrics, readyz need no key) → public route:
+ * authenticate → admit (a unit of the request limit and a place under the ceiling, together) → room
+ * to count it? → answer (cache → platform → mapper) → count usage, or give back what admission took.
+ * The route's steps are plain calls in one handler, not Koa layers: they always run together, in this
+ * order, and each layer would cost an async call and a closure per warm request.
  */
 export function createApp(services: Services): Koa<AppState> {
   const metrics = services.metrics ?? createGatewayMetrics();

@@ -1,8 +1,5 @@
-/**
- * RFC 3339 text as both upstream contracts write it: a date-time with an offset
- * (the platform sends e.g. +01:00) and a full date. The one place that decides
- * what counts as one; the mappers and the embedded upstreams all ask here.
- */
+// RFC 3339 as both upstream contracts write it: a date-time with an offset (the platform sends
+// e.g. +01:00) and a full date. The one place that decides what counts as one.
 
 const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 const FULL_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
