@@ -66,6 +66,34 @@ export class LimiterUnavailable extends ApiError {
   }
 }
 
+/**
+ * An admitted request's grant: `settle` runs once, for keep or giveBack, whichever comes first.
+ * Fields spelled out, not spread: Node 20's V8 builds an object spread followed by more fields slowly.
+ */
+export function granted(
+  policy: { readonly limit: number; readonly windowSeconds: number },
+  resetSeconds: number,
+  remaining: number,
+  settle: (kept: boolean, limitToo: boolean) => void,
+): Grant {
+  let settled = false;
+  const once = (kept: boolean, limitToo: boolean): void => {
+    if (settled) return;
+    settled = true;
+    settle(kept, limitToo);
+  };
+  return {
+    limit: policy.limit,
+    windowSeconds: policy.windowSeconds,
+    resetSeconds,
+    remaining,
+    allowed: true,
+    ceilingReached: false,
+    keep: () => once(true, false),
+    giveBack: (limitToo) => once(false, limitToo),
+  };
+}
+
 /** A refusal: nothing taken, nothing to give back. */
 export function refused(
   decision: { limit: number; resetSeconds: number; windowSeconds: number },

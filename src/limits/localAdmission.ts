@@ -3,7 +3,7 @@ import {
   type Admission,
   type AdmissionOptions,
   type CallerUsage,
-  type Grant,
+  granted,
   NEAR_CEILING_MARGIN,
   refused,
 } from './admission.js';
@@ -17,6 +17,7 @@ import { createWindowCounts } from './windowCounts.js';
 export function createLocalAdmission(options: AdmissionOptions): Admission & { readonly ledger: UsageLedger } {
   const { requests, windowSeconds } = options;
   const windowMs = windowSeconds * 1000;
+  const policy = { limit: requests, windowSeconds };
   const taken = createWindowCounts();
   /** Per verification on its way: acknowledgements counted since it was sent, by organization. */
   const ackedSince = new Set<Map<string, number>>();
@@ -61,30 +62,11 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & { r
         return refused(decision, 0, false);
       }
       counts.inFlight += 1;
-      let given = false;
-      // Fields spelled out, not spread from `decision`: Node 20's V8 builds an object spread followed
-      // by more fields slowly, and this runs on every request.
-      const grant: Grant = {
-        limit: requests,
-        resetSeconds: window.resetSeconds,
-        windowSeconds,
-        allowed: true,
-        ceilingReached: false,
-        remaining: requests - count,
-        keep() {
-          if (given) return;
-          given = true;
-          counts.inFlight -= 1;
-          counts.waiting += 1;
-        },
-        giveBack(limitToo) {
-          if (given) return;
-          given = true;
-          counts.inFlight -= 1;
-          if (limitToo) taken.add(organizationId, window.index, -1);
-        },
-      };
-      return grant;
+      return granted(policy, window.resetSeconds, requests - count, (kept, limitToo) => {
+        counts.inFlight -= 1;
+        if (kept) counts.waiting += 1;
+        else if (limitToo) taken.add(organizationId, window.index, -1);
+      });
     },
     available: () => true,
     async close() {

@@ -7,6 +7,7 @@ import {
   type AdmissionOptions,
   type CallerUsage,
   type Grant,
+  granted,
   LimiterUnavailable,
   NEAR_CEILING_MARGIN,
   refused,
@@ -194,33 +195,17 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
 
   const grantFrom = (queue: Queue, window: FixedWindow, remaining: number): Grant => {
     const { usage, organizationId } = queue;
-    let given = false;
-    return {
-      allowed: true,
-      ceilingReached: false,
-      limit: requests,
-      remaining,
-      resetSeconds: window.resetSeconds,
-      windowSeconds,
-      giveBack(limitToo) {
-        if (given) return;
-        given = true;
-        // Still good for this window and verification: kept here for the next request.
-        if (limitToo && queues.get(organizationId) === queue && sameVerification(queue.usage, usage)) {
-          queue.leased += 1;
-          return;
-        }
-        calls.countsOf(organizationId).inFlight -= 1;
-        writeSoon(organizationId);
-      },
-      keep() {
-        if (given) return;
-        given = true;
-        const counts = calls.countsOf(organizationId);
-        counts.inFlight -= 1;
-        counts.waiting += 1;
-      },
-    };
+    return granted(policy, window.resetSeconds, remaining, (kept, limitToo) => {
+      // Given back, still good for this window and verification: kept here for the next request.
+      if (!kept && limitToo && queues.get(organizationId) === queue && sameVerification(queue.usage, usage)) {
+        queue.leased += 1;
+        return;
+      }
+      const counts = calls.countsOf(organizationId);
+      counts.inFlight -= 1;
+      if (kept) counts.waiting += 1;
+      else writeSoon(organizationId);
+    });
   };
 
   const call = async (queue: Queue): Promise<void> => {
