@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Authenticator } from './auth/principal.js';
-import type { AnswerCache } from './cache/answerCache.js';
+import type { AnswerCache } from './cache/createAnswerCache.js';
 import type { Readiness } from './http/readiness.js';
 import type { Admission } from './limits/admission.js';
 import type { GatewayMetrics } from './metrics/gatewayMetrics.js';

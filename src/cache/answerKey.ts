@@ -12,18 +12,11 @@ export function siteIdentity(site: string): string {
   return site.replace(/[A-Z]+/g, (letters) => letters.toLowerCase());
 }
 
-/** Where an answer is cached, and the `site` its body echoes. */
-export interface CacheKey {
-  readonly key: string;
-  readonly site: string | undefined;
-}
-
 /**
- * The organization leads the key, so no two organizations ever share an entry; the
- * site is the one the platform resolves, so spellings of one site share one entry and
- * one platform call, while each answer still echoes the site as typed.
+ * Where an answer is cached, and the `site` its body echoes. The organization leads the key, so no
+ * two organizations ever share an entry; spellings of one site share one entry and one platform call.
  */
-export function cacheKeyFor(organizationId: string, path: string, params: CacheParams): CacheKey {
+export function cacheKeyFor(organizationId: string, path: string, params: CacheParams) {
   const site = typeof params.site === 'string' ? params.site : undefined;
   const identity = site === undefined ? site : siteIdentity(site);
   const keyParams = identity === site ? params : { ...params, site: identity };

@@ -1,17 +1,9 @@
 import { hash } from 'node:crypto';
-import type { CacheResult } from './answerCache.js';
+import type { CacheResult } from './createAnswerCache.js';
 
-/** The cache's name in Cache-Status. */
 const CACHE_NAME = 'gateway';
 
-/**
- * Cache-Status (RFC 9211) for one answer:
- * - `gateway; hit; ttl=12`: served from the cache, fresh for 12 more seconds;
- * - `gateway; fwd=miss` (`; collapsed` when it shared another request's platform call);
- * - `gateway; fwd=stale; ttl=-40; detail=stale-if-error`: the platform failed and an
- *   older answer stands in, 40 seconds past its freshness;
- * - `gateway; fwd=bypass`: the cache is off (CACHE_TTL_SECONDS=0).
- */
+/** Cache-Status (RFC 9211) for one answer; the OpenAPI document's Cache-Status header says what each form means. */
 export function cacheStatusField(result: CacheResult, ttlSeconds: number): string {
   if (ttlSeconds <= 0) return `${CACHE_NAME}; fwd=bypass`;
   const age = result.ageSeconds ?? 0;
@@ -30,11 +22,7 @@ export function cacheControlField(ttlSeconds: number): string {
   return ttlSeconds > 0 ? `private, max-age=${ttlSeconds}` : 'no-store';
 }
 
-/**
- * If-None-Match (RFC 9110 §13.1.2) against the current strong tag: `*` matches any
- * current answer; otherwise any listed entity-tag matches by weak comparison (W/
- * ignored, opaque tags equal). Anything unparsable matches nothing.
- */
+/** If-None-Match (RFC 9110 §13.1.2): `*` or any listed tag by weak comparison; anything unparsable matches nothing. */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false;
   const value = header.trim();

@@ -1,21 +1,48 @@
 import { LRUCache } from 'lru-cache';
+import { successBody } from '../envelope.js';
 import { UpstreamError } from '../errors.js';
-import type { AnswerCache, CacheResult } from './answerCache.js';
-import { forSite, type StoredAnswer, serializeAnswer } from './serializeAnswer.js';
+import { strongEtag } from './cacheFields.js';
+
+/** A serialized success answer, ready to send, with its strong validator. */
+export interface CachedAnswer {
+  readonly body: string;
+  readonly etag: string;
+}
+
+/** hit: fresh from the cache; miss: loaded from the platform now; stale: the platform failed, an older answer stands in. */
+export type CacheStatus = 'hit' | 'miss' | 'stale';
+
+export interface CacheResult {
+  readonly answer: CachedAnswer;
+  readonly status: CacheStatus;
+  /** Whole seconds since the platform answered. */
+  readonly ageSeconds?: number;
+  /** True when this request waited for an identical request's platform call instead of making its own. */
+  readonly collapsed?: boolean;
+}
+
+export interface AnswerCache {
+  /** The answer for `key`, loaded once however many callers wait; `site` is echoed as this caller typed it. */
+  get(key: string, load: () => Promise<unknown>, site?: string): Promise<CacheResult>;
+  readonly ttlSeconds: number;
+}
 
 export interface AnswerCacheOptions {
-  /** CACHE_TTL_SECONDS: how long an answer is served without asking the platform. 0 turns the cache off. */
+  /** How long an answer is served without asking the platform; 0 turns the cache off. */
   readonly ttlSeconds: number;
   /**
-   * Stale-if-error: when the platform fails (UpstreamError: unreachable, timeout, bad
-   * answer, throttled), an answer loaded at most this many seconds ago is served
-   * instead of the 502/504, flagged stale. Default 300 (five minutes): long enough to
-   * ride out a platform restart, short enough that nobody acts on old rankings.
+   * Stale-if-error: when the platform fails (UpstreamError), an answer loaded at most this many seconds
+   * ago stands in for the 502/504. Five minutes rides out a platform restart; nobody acts on older rankings.
    */
   readonly staleSeconds?: number;
-  /** Bound on memory: bytes of keys plus bodies (default 64 MiB), beside at most 10 000 entries. */
+  /** Bytes of keys plus bodies (default 64 MiB), beside at most 10 000 entries. */
   readonly maxBytes?: number;
   readonly now?: () => Date;
+}
+
+/** A serialized answer as stored, and the `site` its body echoes (none for a payload without one). */
+interface StoredAnswer extends CachedAnswer {
+  readonly site?: string;
 }
 
 interface Entry {
@@ -26,17 +53,29 @@ interface Entry {
 
 const ENTRY_OVERHEAD_BYTES = 128;
 
+/** Serializes a payload into its success envelope once, tagged over its bytes. */
+export function serializeAnswer(payload: unknown): StoredAnswer {
+  const body = JSON.stringify(successBody(payload));
+  const site: unknown = (payload as { site?: unknown } | null)?.site;
+  return typeof site === 'string' ? { body, etag: strongEtag(body), site } : { body, etag: strongEtag(body) };
+}
+
+/** The stored answer with `site` echoed as this request typed it (another spelling of the same site). */
+export function forSite(stored: StoredAnswer, site: string | undefined): CachedAnswer {
+  if (site === undefined || stored.site === undefined || site === stored.site) return stored;
+  const envelope = JSON.parse(stored.body) as { data: { site: string } };
+  envelope.data.site = site;
+  const body = JSON.stringify(envelope);
+  return { body, etag: strongEtag(body) };
+}
+
 /**
- * The brief cache in front of the platform (lru-cache, bounded by entries and bytes).
- * Keys lead with the organization id and name the site as the platform resolves it
- * (cacheKeyFor), so no entry and no in-flight load is ever shared across organizations,
- * while spellings of one site share both; each caller still gets its own spelling
- * echoed. Identical requests that arrive while a load runs wait for that same load. Only successful answers are stored: a
- * failed load rejects every waiter and leaves nothing behind.
+ * The brief cache in front of the platform. Keys lead with the organization (cacheKeyFor), so no
+ * entry or load is shared across organizations. Identical requests arriving during a load wait for
+ * it; only successful answers are stored, and a failed load rejects every waiter.
  */
 export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   if (options.ttlSeconds <= 0) {
-    // No cache: every request loads afresh; nothing is kept.
     return {
       ttlSeconds: 0,
       get: async (_key, load, site) => ({ answer: forSite(serializeAnswer(await load()), site), status: 'miss' }),
@@ -78,9 +117,10 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
         if (age > staleMs) entries.delete(key); // too old even to stand in for a failure
       }
       const waiting = loads.get(key);
+      const collapsed = waiting !== undefined;
       try {
         const stored = await (waiting ?? startLoad(key, load));
-        return { answer: forSite(stored, site), status: 'miss', ageSeconds: 0, collapsed: waiting !== undefined };
+        return { answer: forSite(stored, site), status: 'miss', ageSeconds: 0, collapsed };
       } catch (err: unknown) {
         const stale = err instanceof UpstreamError ? entries.peek(key) : undefined;
         const age = stale ? now().getTime() - stale.loadedAt : Infinity;
@@ -89,7 +129,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
             answer: forSite(stale.stored, site),
             status: 'stale',
             ageSeconds: Math.floor(age / 1000),
-            collapsed: waiting !== undefined,
+            collapsed,
           };
         }
         throw err;

@@ -1,9 +1,10 @@
 import type { ServerResponse } from 'node:http';
+import { context } from '@opentelemetry/api';
 import type { Middleware, Next, ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
-import { activeTraceId, endServerSpan, startServerSpan, tracingOn, withContext } from '../telemetry/spans.js';
+import { activeTraceId, endServerSpan, startServerSpan, tracingOn } from '../telemetry/spans.js';
 import { logRequest } from './logRequests.js';
 import { WATCH_PATHS } from './operationalRoutes.js';
 import { holdRefusal } from './refusalDelay.js';
@@ -81,7 +82,7 @@ export function observeRequests(
   return (ctx, next) => {
     if (!tracingOn() || isWatchPath(ctx.path)) return observe(ctx, next);
     const server = startServerSpan(ctx.method, ctx.req.headers);
-    return withContext(server.context, () =>
+    return context.with(server.context, () =>
       observe(ctx, next).finally(() => endServerSpan(server.span, ctx.method, ctx.state.route, ctx.status)),
     );
   };

@@ -1,6 +1,6 @@
 import type { PublicKeyword } from '../routes/payloadSchemas.js';
 import { compareCodePoints } from './codePointOrder.js';
-import { toPublicPosition } from './position.js';
+import { toPublicPosition } from './rankingsMapper.js';
 
 export interface TrackedKeywordNode {
   keyword: string;

@@ -1,6 +1,5 @@
 import type { Mover } from '../routes/payloadSchemas.js';
 import { compareCodePoints } from './codePointOrder.js';
-import { toPublicPosition } from './position.js';
 
 export interface RankEntry {
   keywordId: string;
@@ -11,6 +10,11 @@ export interface RankEntry {
 export interface StartEntry {
   keywordId: string;
   position: number | null;
+}
+
+/** The platform writes "not ranked in the top 100" as 0 or null; the public API as null. */
+export function toPublicPosition(position: number | null | undefined): number | null {
+  return typeof position === 'number' && position > 0 ? position : null;
 }
 
 /** For ordering only: an unranked side counts as just below the top 100. */

@@ -1,21 +1,19 @@
 import {
-  type Attributes,
   type Context,
-  context,
   INVALID_SPAN_CONTEXT,
   propagation,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
+  type SpanOptions,
   SpanStatusCode,
   TraceFlags,
   trace,
 } from '@opentelemetry/api';
 
 /**
- * The gateway's spans, through the OpenTelemetry API only. Until startTracing runs,
- * `tracing` stays false and every helper calls its work directly: no span object, no
- * context switch, nothing measurable on a gateway without tracing.
+ * The gateway's spans, through the OpenTelemetry API only. Until startTracing runs, every helper
+ * calls its work directly: no span object, no context switch, nothing measurable without tracing.
  */
 
 let tracing = false;
@@ -34,23 +32,13 @@ export function tracingOn(): boolean {
   return tracing;
 }
 
-export interface SpanOptions {
-  readonly attributes?: Attributes;
-  /** A trace of its own (background work such as the usage flush), not a child of whatever request scheduled it. */
-  readonly root?: boolean;
-}
-
 /**
- * Runs `work` inside a span named `name` (a child of the active one), ends it when the
- * work settles, and marks it failed when the work throws. The one wrapper call sites use.
+ * Runs `work` in a span (a child of the active one unless `root`), ended when the work settles and
+ * marked failed when it throws.
  */
 export function inSpan<T>(name: string, work: (span: Span) => Promise<T>, options: SpanOptions = {}): Promise<T> {
   if (!tracing) return work(NO_SPAN);
-  const spanOptions = {
-    ...(options.attributes ? { attributes: options.attributes } : {}),
-    ...(options.root ? { root: true } : {}),
-  };
-  return tracer.startActiveSpan(name, spanOptions, async (span) => {
+  return tracer.startActiveSpan(name, options, async (span) => {
     try {
       return await work(span);
     } catch (err: unknown) {
@@ -62,14 +50,11 @@ export function inSpan<T>(name: string, work: (span: Span) => Promise<T>, option
   });
 }
 
-export interface ServerSpan {
-  readonly span: Span;
-  /** The context to run the request in: the caller's trace (traceparent/tracestate) continued. */
-  readonly context: Context;
-}
-
-/** The span of one incoming request, continuing the caller's trace when its headers carry one. */
-export function startServerSpan(method: string, headers: Record<string, string | string[] | undefined>): ServerSpan {
+/** The span of one incoming request, and the context to run it in: the caller's trace continued. */
+export function startServerSpan(
+  method: string,
+  headers: Record<string, string | string[] | undefined>,
+): { span: Span; context: Context } {
   const parent = callerSamplingDecided(propagation.extract(ROOT_CONTEXT, headers));
   const span = tracer.startSpan(
     method,
@@ -107,21 +92,8 @@ export function endServerSpan(span: Span, method: string, route: string | undefi
   span.end();
 }
 
-/** Runs `work` with `ctx` active (its spans become children of the request's). */
-export function withContext<T>(ctx: Context, work: () => T): T {
-  return context.with(ctx, work);
-}
-
 /** The trace id of the active span, for log lines; undefined when not traced. */
 export function activeTraceId(): string | undefined {
-  if (!tracing) return undefined;
-  const span = trace.getActiveSpan();
-  if (span === undefined) return undefined;
-  const { traceId } = span.spanContext();
-  return trace.isSpanContextValid(span.spanContext()) ? traceId : undefined;
-}
-
-/** Writes traceparent/tracestate for the active span into outgoing headers (a no-op untraced). */
-export function injectTraceHeaders(headers: Record<string, string>): void {
-  if (tracing) propagation.inject(context.active(), headers);
+  const spanContext = tracing ? trace.getActiveSpan()?.spanContext() : undefined;
+  return spanContext !== undefined && trace.isSpanContextValid(spanContext) ? spanContext.traceId : undefined;
 }

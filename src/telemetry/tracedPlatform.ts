@@ -2,11 +2,7 @@ import { getOperationAST, parse } from 'graphql';
 import type { PlatformClient } from '../platform/platformClient.js';
 import { inSpan, tracingOn } from './spans.js';
 
-/**
- * The platform client with a span `platform <Operation>` around every call (attribute
- * `graphql.operation.name`); the HTTP client span and the traceparent header sit inside
- * it. Without tracing, the client itself is returned: nothing added per call.
- */
+/** The platform client with a span `platform <Operation>` around every call; untraced, the client itself. */
 export function tracedPlatform(platform: PlatformClient): PlatformClient {
   if (!tracingOn()) return platform;
   const names = new WeakMap<object, string>();

@@ -26,15 +26,9 @@ export function startServerSpan(): { span: Span; context: Context } {
 
 export function endServerSpan(): void {}
 
-export function withContext<T>(_ctx: Context, work: () => T): T {
-  return work();
-}
-
 export function activeTraceId(): string | undefined {
   return undefined;
 }
-
-export function injectTraceHeaders(): void {}
 
 /** The same exports as the real module, checked by the type checker. */
 export const SAME_EXPORTS = {
@@ -43,7 +37,5 @@ export const SAME_EXPORTS = {
   inSpan,
   startServerSpan,
   endServerSpan,
-  withContext,
   activeTraceId,
-  injectTraceHeaders,
 } satisfies typeof Spans;

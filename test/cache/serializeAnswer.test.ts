@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { strongEtag } from '../../src/cache/cacheFields.js';
-import { forSite, serializeAnswer } from '../../src/cache/serializeAnswer.js';
+import { forSite, serializeAnswer } from '../../src/cache/createAnswerCache.js';
 import { successBody } from '../../src/envelope.js';
 
 const keywords = [
