@@ -14,7 +14,7 @@ import { rateLimitFields } from './limits/rateLimitFields.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { buildOpenApiDocument } from './openapi/buildOpenApiDocument.js';
 import { admit, refundsLimit } from './routes/admit.js';
-import { handleRoute } from './routes/handleRoute.js';
+import { handleRoute } from './routes/publicRoute.js';
 import { PUBLIC_ROUTES } from './routes/publicRoutes.js';
 import type { Services } from './services.js';
 import { inSpan } from './telemetry/spans.js';

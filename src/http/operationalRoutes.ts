@@ -3,8 +3,7 @@ import type { RouterMiddleware } from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../appState.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
-import { serveDocsAsset, serveDocsPage } from '../openapi/serveDocs.js';
-import { serveOpenApi } from '../openapi/serveOpenApi.js';
+import { serveDocsAsset, serveDocsPage, serveOpenApi } from '../openapi/serveDocs.js';
 import type { Readiness } from './readiness.js';
 import { clientAddress } from './requestCredentials.js';
 

@@ -1,4 +1,5 @@
 import type { AiVisibilityPayload, AiVisibilitySetupRequired } from '../routes/payloadSchemas.js';
+import { setupRequired } from './setupRequired.js';
 import { toUtcTimestamp } from './utcTimestamp.js';
 
 export interface AiVisibilityProgram {
@@ -12,7 +13,7 @@ export function toAiVisibilityPayload(
   site: string,
   program: AiVisibilityProgram | null,
 ): AiVisibilityPayload | AiVisibilitySetupRequired {
-  if (program === null) return { site, setup_required: true, reason: 'no_ai_visibility' };
+  if (program === null) return setupRequired(site, 'no_ai_visibility');
   const rollup = program.rollups[0];
   return {
     site,

@@ -1,4 +1,5 @@
 import type { AuditPayload, AuditSetupRequired } from '../routes/payloadSchemas.js';
+import { setupRequired } from './setupRequired.js';
 import { toUtcTimestamp } from './utcTimestamp.js';
 
 export interface CompletedAuditRun {
@@ -17,7 +18,7 @@ const COUNT_FIELD = { CRITICAL: 'critical', WARNING: 'warn', INFO: 'info' } as c
 
 /** The newest completed run's scores and counts (never issue rows); none → setup required. */
 export function toAuditPayload(site: string, run: CompletedAuditRun | null): AuditPayload | AuditSetupRequired {
-  if (run === null) return { site, setup_required: true, reason: 'no_audit' };
+  if (run === null) return setupRequired(site, 'no_audit');
   if (run.completedAt === null) throw new TypeError('a completed audit run has no completedAt');
   const issueCounts = { critical: 0, warn: 0, info: 0 };
   for (const row of run.issueSummary) {

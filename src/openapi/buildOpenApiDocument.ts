@@ -1,34 +1,91 @@
-import type { OpenAPIObject, OperationObject, ParameterObject, ResponseObject, SchemaObject } from 'openapi3-ts/oas31';
+import type {
+  ExampleObject,
+  OpenAPIObject,
+  OperationObject,
+  ParameterObject,
+  ReferenceObject,
+  ResponseObject,
+  SchemaObject,
+} from 'openapi3-ts/oas31';
 import { z } from 'zod';
 import type { JSONSchema } from 'zod/v4/core';
-import { type ErrorCode, STATUS_BY_CODE } from '../errors.js';
-import { documentedSchemas } from '../routes/documentedSchemas.js';
+import { ERROR_CODES, ERROR_REASONS, type ErrorCode, reasonsOf, STATUS_BY_CODE } from '../errors.js';
+import { REQUEST_ID_PATTERN } from '../http/requestId.js';
+import { documentedSchemas } from '../routes/payloadSchemas.js';
 import type { PublicRoute } from '../routes/publicRoute.js';
-// Registers the failure envelope's schemas among the documented ones.
-import './errorSchemas.js';
-import { failureExamples, failureResponse, headerComponent, headerRefs, ref } from './failureResponses.js';
+import { DESCRIPTION, FAILURES, requestHeaderParameters, responseHeaders } from './documentText.js';
 import { RECORDED_EXAMPLES } from './recordedExamples.js';
-import { requestHeaderParameters, responseHeaders } from './responseHeaders.js';
 
 /**
- * The OpenAPI 3.1 document, generated: schemas from the routes' zod declarations and
- * the error unions, one response per status the server can answer, examples recorded
- * from real answers over the demo data. Nothing in it is written twice by hand.
+ * The OpenAPI 3.1 document, generated: schemas from the routes' zod declarations and the server's
+ * closed unions of codes and reasons, one response per status the server can answer, examples
+ * recorded from real answers over the demo data. Nothing in it is written twice by hand.
  */
+
+const ErrorEntry = z
+  .object({
+    code: z
+      .enum(ERROR_CODES)
+      .register(documentedSchemas, { id: 'ErrorCode', description: 'What went wrong; each code has one HTTP status.' }),
+    message: z.string().min(1).describe('For people; may change. Never holds upstream details.'),
+    reason: z.enum(ERROR_REASONS).register(documentedSchemas, {
+      id: 'ErrorReason',
+      description: 'A stable, machine-readable refinement of the code.',
+    }),
+  })
+  .strict()
+  .register(documentedSchemas, { id: 'ErrorEntry', description: 'One error.' });
+
+const ErrorMeta = z
+  .object({
+    requestId: z
+      .string()
+      .regex(REQUEST_ID_PATTERN)
+      .describe('The X-Request-Id of this answer: quote it when reporting a problem.'),
+  })
+  .strict()
+  .register(documentedSchemas, { id: 'ErrorMeta', description: 'About the failed request.' });
+
+z.object({ data: z.null(), meta: ErrorMeta, errors: z.array(ErrorEntry).min(1) })
+  .strict()
+  .register(documentedSchemas, {
+    id: 'ErrorEnvelope',
+    description: 'Every failure: `data` null and at least one error.',
+  });
 
 const COMPONENT_SCHEMAS = '#/components/schemas/';
 
 const SUCCESS_HEADERS = ['RateLimit-Policy', 'RateLimit', 'ETag', 'Cache-Control', 'Cache-Status', 'Age', 'Vary'];
 
+const ref = (kind: string, name: string): ReferenceObject => ({ $ref: `#/components/${kind}/${name}` });
+
+/** The name of a response header among the document's components. */
+const headerComponent = (name: string): string => name.replaceAll('-', '');
+
+/** X-Request-Id and the named headers; a trailing `?` marks one that only some answers of the status carry. */
+function headerRefs(names: readonly string[]): ResponseObject['headers'] {
+  const headers: NonNullable<ResponseObject['headers']> = {};
+  for (const entry of ['X-Request-Id', ...names]) {
+    const optional = entry.endsWith('?');
+    const name = optional ? entry.slice(0, -1) : entry;
+    const component = responseHeaders[name];
+    if (component === undefined) throw new Error(`no response header ${name}`);
+    headers[name] = optional ? { ...component, required: false } : ref('headers', headerComponent(name));
+  }
+  return headers;
+}
+
 function operation(route: PublicRoute): OperationObject {
   const recorded = RECORDED_EXAMPLES.success[route.operationId] ?? {};
+  const envelopeId = documentedSchemas.get(route.envelope)?.id;
+  if (envelopeId === undefined) throw new Error(`the envelope of ${route.path} is not registered`);
   const responses: Record<string, ResponseObject> = {
     '200': {
       description: route.summary,
       headers: headerRefs(SUCCESS_HEADERS),
       content: {
         'application/json': {
-          schema: { $ref: `${COMPONENT_SCHEMAS}${envelopeId(route)}` },
+          schema: { $ref: `${COMPONENT_SCHEMAS}${envelopeId}` },
           examples: Object.fromEntries(Object.entries(recorded).map(([name, value]) => [name, { value }])),
         },
       },
@@ -52,19 +109,15 @@ function operation(route: PublicRoute): OperationObject {
   };
 }
 
-function envelopeId(route: PublicRoute): string {
-  const id = documentedSchemas.get(route.envelope)?.id;
-  if (id === undefined) throw new Error(`the envelope of ${route.path} is not registered`);
-  return id;
-}
-
 /**
- * One query parameter per field of the route's zod query, as the parsed value reads
- * (after the lenient rules). Its example is the value a recorded answer echoes, if any.
+ * One query parameter per field of the route's zod query, as the parsed value reads (after the
+ * lenient rules), with the value the first recorded answer echoes as its example.
  */
 function queryParameters(route: PublicRoute): ParameterObject[] {
-  const query = toSchema(route.query);
-  const echoed = recordedData(route);
+  const [first] = Object.values(RECORDED_EXAMPLES.success[route.operationId] ?? {});
+  const data = typeof first === 'object' && first !== null && 'data' in first ? first.data : null;
+  const echoed: Readonly<Record<string, unknown>> = typeof data === 'object' && data !== null ? { ...data } : {};
+  const query = asOpenApiSchema(z.toJSONSchema(route.query, JSON_SCHEMA_OPTIONS));
   return Object.entries(query.properties ?? {}).map(([name, property]) => {
     if ('$ref' in property) throw new Error(`query parameter ${name} of ${route.path} is a reference`);
     const { description, ...rest } = property;
@@ -80,51 +133,68 @@ function queryParameters(route: PublicRoute): ParameterObject[] {
   });
 }
 
-/** The `data` of the route's first recorded success answer. */
-function recordedData(route: PublicRoute): Readonly<Record<string, unknown>> {
-  const [first] = Object.values(RECORDED_EXAMPLES.success[route.operationId] ?? {});
-  const data = typeof first === 'object' && first !== null && 'data' in first ? first.data : null;
-  return typeof data === 'object' && data !== null ? { ...data } : {};
+/** The ErrorEnvelope narrowed to one code and its reasons, with its headers and recorded examples. */
+function failureResponse(code: ErrorCode): ResponseObject {
+  const reasons = reasonsOf(code);
+  const narrowing: SchemaObject = {
+    type: 'object',
+    properties: {
+      errors: {
+        type: 'array',
+        items: {
+          type: 'object',
+          properties: {
+            code: { const: code },
+            // Listed again so validators that close every object schema still accept it.
+            message: { type: 'string' },
+            ...(reasons.length > 0 ? { reason: { type: 'string', enum: reasons } } : {}),
+          },
+        },
+      },
+    },
+  };
+  const { text, headers } = FAILURES[code];
+  const examples = Object.keys(RECORDED_EXAMPLES.failures[String(STATUS_BY_CODE[code])] ?? {});
+  return {
+    description: text,
+    headers: headerRefs(headers),
+    content: {
+      'application/json': {
+        schema: { allOf: [ref('schemas', 'ErrorEnvelope'), narrowing] },
+        ...(examples.length > 0
+          ? { examples: Object.fromEntries(examples.map((name) => [name, ref('examples', name)])) }
+          : {}),
+      },
+    },
+  };
 }
 
-function toSchema(schema: z.ZodType): SchemaObject {
-  return asOpenApiSchema(
-    z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output', override: withoutSafeIntegerBounds }),
-  );
-}
+const JSON_SCHEMA_OPTIONS = {
+  target: 'draft-2020-12',
+  io: 'output',
+  // zod states the safe-integer range of every int; the document says only what the API promises.
+  override(context: { jsonSchema: { minimum?: number; maximum?: number } }): void {
+    const schema = context.jsonSchema;
+    if (schema.maximum === Number.MAX_SAFE_INTEGER) delete schema.maximum;
+    if (schema.minimum === Number.MIN_SAFE_INTEGER) delete schema.minimum;
+  },
+} as const;
 
-/**
- * An OpenAPI 3.1 schema object is a JSON Schema 2020-12 schema, which is what zod
- * emits; the two libraries' types differ only in how they spell boolean subschemas.
- */
+/** OpenAPI 3.1 and zod both speak JSON Schema 2020-12; their types differ only in how they spell boolean subschemas. */
 function asOpenApiSchema(schema: JSONSchema.BaseSchema): SchemaObject {
   const { $schema: _dialect, $id: _id, ...rest } = schema;
   return rest as SchemaObject;
 }
 
-/** zod states the safe-integer range of every int; the document says only what the API promises. */
-function withoutSafeIntegerBounds(context: { jsonSchema: { minimum?: number; maximum?: number } }): void {
-  const schema = context.jsonSchema;
-  if (schema.maximum === Number.MAX_SAFE_INTEGER) delete schema.maximum;
-  if (schema.minimum === Number.MIN_SAFE_INTEGER) delete schema.minimum;
-}
-
-function componentSchemas(): Record<string, SchemaObject> {
+/** `publicBaseUrl`: where consumers reach the gateway; absent: `/`, the origin the document was loaded from. */
+export function buildOpenApiDocument(
+  routes: readonly PublicRoute[],
+  options: { readonly publicBaseUrl?: string | undefined } = {},
+): OpenAPIObject {
   const { schemas } = z.toJSONSchema(documentedSchemas, {
-    target: 'draft-2020-12',
-    io: 'output',
+    ...JSON_SCHEMA_OPTIONS,
     uri: (id) => `${COMPONENT_SCHEMAS}${id}`,
-    override: withoutSafeIntegerBounds,
   });
-  return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, asOpenApiSchema(schema)]));
-}
-
-export interface DocumentOptions {
-  /** Where consumers reach the gateway; absent: `/`, the origin the document was loaded from. */
-  readonly publicBaseUrl?: string | undefined;
-}
-
-export function buildOpenApiDocument(routes: readonly PublicRoute[], options: DocumentOptions = {}): OpenAPIObject {
   return {
     openapi: '3.1.0',
     info: {
@@ -141,12 +211,20 @@ export function buildOpenApiDocument(routes: readonly PublicRoute[], options: Do
     tags: [{ name: 'v1', description: 'The four public read-only routes.' }],
     paths: Object.fromEntries(routes.map((route) => [route.path, { get: operation(route) }])),
     components: {
-      schemas: componentSchemas(),
+      schemas: Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, asOpenApiSchema(schema)])),
       parameters: requestHeaderParameters,
       headers: Object.fromEntries(
         Object.entries(responseHeaders).map(([name, header]) => [headerComponent(name), header]),
       ),
-      examples: failureExamples(),
+      // The recorded failures, one named example each, shared by every operation.
+      examples: Object.fromEntries(
+        Object.values(RECORDED_EXAMPLES.failures).flatMap((byName) =>
+          Object.entries(byName).map(([name, value]): [string, ExampleObject] => [
+            name,
+            { summary: name.replaceAll('_', ' '), value },
+          ]),
+        ),
+      ),
       securitySchemes: {
         bearerApiKey: {
           type: 'http',
@@ -164,34 +242,3 @@ export function buildOpenApiDocument(routes: readonly PublicRoute[], options: Do
     },
   };
 }
-
-const DESCRIPTION = [
-  'Read-only data about a tracked site: keyword rankings, AI visibility, tracked keywords and the latest audit summary.',
-  '',
-  'Every request carries an organization API key (`atl_…`), preferably as `Authorization: Bearer <key>`, ' +
-    'or as `X-API-Key: <key>`. Never put a key in a URL: such a request is refused and the key should be rotated.',
-  '',
-  'Every answer is JSON in the envelope `{ data, meta, errors }`. A failure has `data: null`, ' +
-    '`meta.requestId`, and `errors: [{ code, message, reason }]`: `reason` is a stable refinement of the code ' +
-    "(the `ErrorReason` schema lists them all). A 429 is always your own excess; a 503 is the gateway's own " +
-    'unavailability. Every answer carries `X-Request-Id`; ' +
-    'send your own (1 to 128 of `A-Z a-z 0-9 . _ : -`) to follow a request through.',
-  '',
-  'Answers to authenticated requests carry `RateLimit-Policy` and `RateLimit`; beyond the limit the answer is ' +
-    '429 `request_limit_reached` with `Retry-After`. Each successful call (200 or 304) counts toward usage.',
-  '',
-  '**Concurrency.** Each gateway instance runs a bounded number of calls to the data source at once, shared ' +
-    'between organizations: an organization alone may use all of it; when several wait, free places go to them ' +
-    'in turn, so a quiet organization waits about one data-source answer behind a busy one. A call waits for a ' +
-    'place up to the upstream deadline (then 504). Only when the waiting room is full is a call refused, and then ' +
-    'from the organization holding the most calls: 429 `concurrency_share_exceeded` with `Retry-After`. Why: a ' +
-    'flood from one organization must neither stall the others nor be refused while capacity is idle.',
-  '',
-  '**Unknown keys.** Each client address may present a limited number of keys that turn out unknown per minute; ' +
-    'beyond it, keys never seen to succeed get 429 `unknown_key_budget_spent` with `Retry-After` (no ' +
-    '`RateLimit` fields: no organization is known) before any key check. A key that has succeeded is never ' +
-    'refused by it. Why: guessing keys must stay slow and cheap to refuse.',
-  '',
-  'A path that exists asked with a method other than GET or HEAD answers 405 with `Allow` (OPTIONS: 200 with ' +
-    '`Allow`, and no CORS fields); an unknown path answers 404. None of these needs a key.',
-].join('\n');

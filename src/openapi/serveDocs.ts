@@ -1,13 +1,32 @@
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { gzip } from 'node:zlib';
 import type { RouterMiddleware } from '@koa/router';
 import type { Middleware } from 'koa';
 import type { AppState } from '../appState.js';
-import { matchesIfNoneMatch } from '../cache/cacheFields.js';
+import { matchesIfNoneMatch, strongEtag } from '../cache/cacheFields.js';
 import { ApiError } from '../errors.js';
-import { docsAsset } from './docsAssets.js';
 
 /**
- * GET /docs: the API reference, rendered in the browser by swagger-ui from
- * /v1/openapi.json. Everything the page loads comes from this gateway, and the
+ * GET /v1/openapi.json: the document, open to anyone and readable from any origin (it
+ * describes, it holds no data), so a viewer or client generator elsewhere can load it.
+ */
+export function serveOpenApi(openApiJson: string): Middleware<AppState> {
+  return async (ctx) => {
+    ctx.status = 200;
+    ctx.set('Cache-Control', 'public, max-age=300');
+    ctx.set('X-Content-Type-Options', 'nosniff');
+    ctx.set('Access-Control-Allow-Origin', '*');
+    ctx.type = 'application/json';
+    ctx.body = openApiJson;
+  };
+}
+
+/*
+ * GET /docs: the API reference, rendered in the browser by swagger-ui from /v1/openapi.json.
+ * Everything the page loads comes from this gateway (no CDN, works offline), and the
  * Content-Security-Policy forbids anything else (no inline script, no other origin).
  */
 
@@ -40,7 +59,58 @@ const DOCS_PAGE = `<!DOCTYPE html>
 </html>
 `;
 
-/** Headers every docs answer carries. */
+/** Runs the page: the document's URL is fixed, and swagger-ui's online validator is off. */
+const DOCS_INIT_SCRIPT = `'use strict';
+window.addEventListener('load', function () {
+  window.ui = SwaggerUIBundle({
+    url: '/v1/openapi.json',
+    dom_id: '#swagger-ui',
+    deepLinking: true,
+    validatorUrl: null,
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: 'BaseLayout',
+    defaultModelsExpandDepth: 1,
+    displayRequestDuration: true
+  });
+});
+`;
+
+/** The only assets ever read: a request names an entry, never a path, so no input reaches the file system. */
+const ASSETS: Record<string, { contentType: string; file?: string; text?: string }> = {
+  'swagger-ui.css': { file: 'swagger-ui.css', contentType: 'text/css; charset=utf-8' },
+  'swagger-ui-bundle.js': { file: 'swagger-ui-bundle.js', contentType: 'text/javascript; charset=utf-8' },
+  'favicon-32x32.png': { file: 'favicon-32x32.png', contentType: 'image/png' },
+  'docs-init.js': { text: DOCS_INIT_SCRIPT, contentType: 'text/javascript; charset=utf-8' },
+};
+
+interface DocsAsset {
+  readonly contentType: string;
+  readonly body: Buffer;
+  readonly gzipped: Buffer;
+  readonly etag: string;
+}
+
+const gzipped = promisify(gzip);
+const distDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+const loaded = new Map<string, Promise<DocsAsset>>();
+
+/** The named asset, read and compressed once per process (off the event loop: the bundle is large). */
+function docsAsset(name: string): Promise<DocsAsset> | undefined {
+  const source = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
+  if (source === undefined) return undefined;
+  let asset = loaded.get(name);
+  if (asset === undefined) {
+    asset = (async () => {
+      const body = source.file ? await readFile(join(distDir, source.file)) : Buffer.from(source.text ?? '', 'utf8');
+      return { contentType: source.contentType, body, gzipped: await gzipped(body), etag: strongEtag(body) };
+    })();
+    // A failed read is not remembered: the next request tries again.
+    asset.catch(() => loaded.delete(name));
+    loaded.set(name, asset);
+  }
+  return asset;
+}
+
 function setDocsHeaders(ctx: { set(name: string, value: string): void }): void {
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Referrer-Policy', 'no-referrer');
@@ -61,8 +131,7 @@ export function serveDocsPage(): Middleware<AppState> {
 /** GET /docs/assets/:name — only the listed files; any other name is 404. */
 export function serveDocsAsset(): RouterMiddleware<AppState> {
   return async (ctx) => {
-    const name = ctx.params.name ?? '';
-    const pending = docsAsset(name);
+    const pending = docsAsset(ctx.params.name ?? '');
     if (pending === undefined) {
       throw new ApiError('NOT_FOUND', 'No such documentation asset.', { reason: 'route_not_found' });
     }

@@ -8,9 +8,8 @@ import { rateLimitFields } from '../limits/rateLimitFields.js';
 import type { LimiterOutcome } from '../metrics/gatewayMetrics.js';
 
 /**
- * Admission over HTTP: takes the caller's unit of the request limit and place under the
- * ceiling, sets the RateLimit fields, and refuses with 403 at the ceiling, 429 beyond the
- * limit, or 503 when either cannot be enforced.
+ * Admission over HTTP: takes a unit of the request limit and a place under the ceiling, sets the
+ * RateLimit fields, and refuses with 403 at the ceiling, 429 beyond the limit, 503 when either cannot be enforced.
  */
 export async function admit(
   ctx: ParameterizedContext<AppState>,
@@ -40,11 +39,7 @@ export async function admit(
   return grant;
 }
 
-/**
- * Whether an answer gives its unit of the request limit back: the gateway's own failures
- * (5xx) and refusals that are not the limit's own (a 429 raised after admission) are
- * never charged to the caller.
- */
+/** The gateway's own failures (5xx) and refusals after admission (429) give the limit's unit back. */
 export function refundsLimit(status: number): boolean {
   return status >= 500 || status === 429;
 }

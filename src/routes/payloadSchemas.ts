@@ -1,10 +1,12 @@
 import { z } from 'zod';
-import { documentedSchemas } from './documentedSchemas.js';
 
-/**
- * The success payloads of the four routes (spec section 2), declared once: the
- * mappers produce their inferred types and the OpenAPI document is generated from them.
- * Objects are strict so the document states that nothing else is ever sent.
+/** The schemas the OpenAPI document names as components, each emitted once under `#/components/schemas/<id>`. */
+export const documentedSchemas = z.registry<{ id: string; description?: string }>();
+
+/*
+ * The success payloads of the four routes (spec section 2), declared once: the mappers produce
+ * their inferred types and the OpenAPI document is generated from them. Objects are strict so
+ * the document states that nothing else is ever sent.
  */
 
 /** A domain name is at most 253 characters; no slug or domain longer than that can match a site. */

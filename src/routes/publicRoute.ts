@@ -1,56 +1,55 @@
+import type { ParameterizedContext } from 'koa';
 import { z } from 'zod';
+import type { AppState } from '../appState.js';
+import type { Principal } from '../auth/principal.js';
+import { cacheKeyFor } from '../cache/answerKey.js';
+import { cacheControlField, cacheStatusField, matchesIfNoneMatch } from '../cache/cacheFields.js';
+import { ApiError, UpstreamError } from '../errors.js';
 import type { PlatformClient } from '../platform/platformClient.js';
-import { documentedSchemas } from './documentedSchemas.js';
+import type { Services } from '../services.js';
+import { inSpan, tracingOn } from '../telemetry/spans.js';
+import { documentedSchemas } from './payloadSchemas.js';
 import { type QueryValues, queryReader, type RouteQuery } from './queryRules.js';
 
-/** What a route's loader may use: the platform, scoped to the caller's organization. */
+/** What a route's loader may use: the platform, and the organization of the verified key that scopes every query. */
 export interface LoadContext {
   readonly platform: PlatformClient;
-  /** From the verified key alone; every platform query is scoped by it. */
   readonly organizationId: string;
 }
 
 export type CacheParams = Readonly<Record<string, string | number>>;
 
-/** One request, parsed: its normalized params (the cache key) and the loader of their answer. */
-export interface PreparedRequest {
-  readonly params: CacheParams;
-  load(context: LoadContext): Promise<unknown>;
-}
-
 /** What the OpenAPI document says about an operation besides its schemas. */
-export interface OperationText {
+interface OperationText {
+  readonly path: string;
   readonly operationId: string;
   readonly summary: string;
   readonly description: string;
 }
 
 /**
- * One public v1 route, declared once: its path, its query and its 200 `data` as zod
- * schemas (which parse, type and document it), and its loader.
+ * One public v1 route, declared once: its query and its 200 `data` as zod schemas (which
+ * parse, type and document it), and its loader.
  */
-export interface RouteDeclaration<Q extends RouteQuery, D extends z.ZodType, P extends CacheParams>
-  extends OperationText {
-  readonly path: string;
+interface RouteDeclaration<Q extends RouteQuery, D extends z.ZodType, P extends CacheParams> extends OperationText {
   readonly query: Q;
   readonly data: D;
-  /** The params the answer depends on: the parsed query, plus anything derived from the clock. */
+  /** The params the answer depends on (its cache key): the parsed query, plus anything derived from the clock. */
   params(query: z.output<Q>, now: Date): P;
   load(context: LoadContext, params: P): Promise<z.output<D>>;
 }
 
 /** A declared route as the app and the document use it, whatever its own types. */
 export interface PublicRoute extends OperationText {
-  readonly path: string;
   readonly query: RouteQuery;
-  readonly data: z.ZodType;
   /** The whole 200 body: `data` in the success envelope. */
   readonly envelope: z.ZodType;
-  /**
-   * Reads the query (the raw query string, and its parsed values when the string is not
-   * plain), throwing ApiError for bad input. Two requests that mean the same thing get equal params.
-   */
-  prepare(querystring: string, values: () => QueryValues, now: Date): PreparedRequest;
+  /** Reads the query, throwing ApiError for bad input; requests that mean the same thing get equal params. */
+  prepare(
+    querystring: string,
+    values: () => QueryValues,
+    now: Date,
+  ): { readonly params: CacheParams; load(context: LoadContext): Promise<unknown> };
 }
 
 export function defineRoute<Q extends RouteQuery, D extends z.ZodType, P extends CacheParams>(
@@ -72,11 +71,60 @@ export function defineRoute<Q extends RouteQuery, D extends z.ZodType, P extends
     summary,
     description,
     query,
-    data,
     envelope,
     prepare(querystring, values, now) {
       const params = route.params(readQuery(querystring, values), now);
       return { params, load: (context) => route.load(context, params) };
     },
   };
+}
+
+/** `now`: the request's moment, as the limit took it (one clock reading per request). */
+export type RouteHandler = (ctx: ParameterizedContext<AppState>, principal: Principal, now: Date) => Promise<void>;
+
+/** parse → cache (scoped to the caller's organization) → load → send: everything the routes share. */
+export function handleRoute(
+  route: PublicRoute,
+  services: Pick<Services, 'cache' | 'platform' | 'metrics'>,
+): RouteHandler {
+  const { cache, platform, metrics } = services;
+  const ttlSeconds = cache.ttlSeconds;
+  const cacheControl = cacheControlField(ttlSeconds);
+  return async (ctx, principal, now) => {
+    const request = route.prepare(ctx.querystring, () => ctx.query, now);
+    const organizationId = principal.organizationId;
+    const { key, site } = cacheKeyFor(organizationId, route.path, request.params);
+    const load = () => request.load({ platform, organizationId }).catch(asPlatformFailure);
+    // Untraced, the lookup is awaited directly: no span to hold, no extra async step.
+    const result = tracingOn()
+      ? await inSpan('cache', async (span) => {
+          const found = await cache.get(key, load, site);
+          span.setAttribute('cache.result', found.status);
+          return found;
+        })
+      : await cache.get(key, load, site);
+    metrics?.cacheLookup(result.status);
+    const { answer } = result;
+    const res = ctx.res;
+    res.setHeader('ETag', answer.etag);
+    res.setHeader('Cache-Control', cacheControl);
+    res.setHeader('Cache-Status', cacheStatusField(result, ttlSeconds));
+    if (ttlSeconds > 0 && result.status !== 'miss') res.setHeader('Age', String(result.ageSeconds ?? 0));
+    const ifNoneMatch = ctx.req.headers['if-none-match'];
+    if (ifNoneMatch !== undefined && matchesIfNoneMatch(ifNoneMatch, answer.etag)) {
+      // Unchanged: the caller's copy stands. Still a successful call, so still counted.
+      ctx.status = 304;
+      return;
+    }
+    ctx.status = 200;
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    ctx.body = answer.body;
+  };
+}
+
+/** An answer the mappers could not read is the platform's fault: 502, never a 500 with details. */
+function asPlatformFailure(err: unknown): never {
+  if (err instanceof ApiError || err instanceof UpstreamError) throw err;
+  const detail = err instanceof Error ? err.message : String(err);
+  throw new UpstreamError('platform', 'bad_answer', `unreadable answer: ${detail}`);
 }

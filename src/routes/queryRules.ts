@@ -5,6 +5,8 @@ import { SITE_MAX_LENGTH } from './payloadSchemas.js';
 /** A parsed query string as Koa gives it: repeated names become arrays. */
 export type QueryValues = Readonly<Record<string, string | string[] | undefined>>;
 
+export type RouteQuery = z.ZodObject<Record<string, z.ZodType<string | number, unknown>>>;
+
 const SITE_PROBLEMS = {
   site_missing: 'The `site` query parameter is required: the exact domain or the slug of a site.',
   site_repeated: 'Give the `site` query parameter only once.',
@@ -13,14 +15,16 @@ const SITE_PROBLEMS = {
 
 type SiteProblem = keyof typeof SITE_PROBLEMS;
 
-/**
- * How the query reader reads a parameter without zod, registered by the two rule builders
- * below on the schema they return: the same functions their zod preprocess runs.
- */
+/** How the query reader reads a parameter without zod: the same functions the schema's preprocess runs. */
 type PlainRule =
   | { readonly kind: 'site' }
   | { readonly kind: 'lenient'; readonly fallback: number; readonly max: number };
 const plainRules = new WeakMap<z.ZodType, PlainRule>();
+
+function withPlainRule<S extends z.ZodType>(rule: PlainRule, schema: S): S {
+  plainRules.set(schema, rule);
+  return schema;
+}
 
 function siteProblem(raw: unknown): SiteProblem | null {
   if (Array.isArray(raw)) return 'site_repeated';
@@ -29,14 +33,10 @@ function siteProblem(raw: unknown): SiteProblem | null {
   return site.length > SITE_MAX_LENGTH ? 'site_too_long' : null;
 }
 
-/**
- * `site`: required, given once, not blank, at most SITE_MAX_LENGTH characters; the
- * trimmed value is what the answer echoes. Each failure carries its own reason.
- */
-export const siteParameter = withPlainRule({ kind: 'site' }, siteSchema());
-
-function siteSchema() {
-  return z
+/** `site`: required, given once, not blank, at most SITE_MAX_LENGTH characters; the answer echoes it trimmed. */
+export const siteParameter = withPlainRule(
+  { kind: 'site' },
+  z
     .preprocess((raw, ctx) => {
       const problem = siteProblem(raw);
       if (problem === null) return typeof raw === 'string' ? raw.trim() : raw;
@@ -47,52 +47,40 @@ function siteSchema() {
       description:
         "The site's exact domain or its slug, given once. Missing, blank, repeated or too long → 400; no match in " +
         'your organization → 404; a slug shared by several sites → 400 (retry with the exact domain).',
-    });
-}
-
-/**
- * The spec's lenient number: only plain decimal digits are read; 0, negative,
- * fractional, non-numeric, empty or repeated values mean the default, and a value
- * above the maximum means the maximum. An invalid value is never an error.
- */
-export function lenientPositiveInt(fallback: number, max: number, what: string) {
-  return withPlainRule({ kind: 'lenient', fallback, max }, lenientSchema(fallback, max, what));
-}
+    }),
+);
 
 /** A lenient number's value, or undefined for "the default". */
 function lenientValue(raw: unknown, max: number): number | undefined {
   if (typeof raw !== 'string' || !/^[0-9]+$/.test(raw)) return undefined;
-  // Any number of digits is a valid (if huge) value and clamps; Number() of a long
-  // digit string is a large finite number or Infinity, both above any maximum.
+  // Any number of digits is a valid (if huge) value and clamps: Number() of a long digit string is above any maximum.
   const value = Number(raw);
   return value < 1 ? undefined : Math.min(value, max);
 }
 
-function lenientSchema(fallback: number, max: number, what: string) {
-  return z
-    .preprocess((raw) => lenientValue(raw, max), z.int().min(1).max(max).default(fallback))
-    .meta({
-      description:
-        `${what} Default ${fallback}, maximum ${max}. Only a plain positive whole number of decimal digits is read; ` +
-        'any other value (0, negative, fractional, non-numeric, empty or repeated) means the default, and a value ' +
-        'above the maximum means the maximum. An invalid value is never an error.',
-    });
+/** The spec's lenient number: an invalid value means the default, one above the maximum the maximum; never an error. */
+export function lenientPositiveInt(fallback: number, max: number, what: string) {
+  return withPlainRule(
+    { kind: 'lenient', fallback, max },
+    z
+      .preprocess((raw) => lenientValue(raw, max), z.int().min(1).max(max).default(fallback))
+      .meta({
+        description:
+          `${what} Default ${fallback}, maximum ${max}. Only a plain positive whole number of decimal digits is read; ` +
+          'any other value (0, negative, fractional, non-numeric, empty or repeated) means the default, and a value ' +
+          'above the maximum means the maximum. An invalid value is never an error.',
+      }),
+  );
 }
-
-export type RouteQuery = z.ZodObject<Record<string, z.ZodType<string | number, unknown>>>;
 
 /** The query as the route declares it, or the 400 its first problem calls for. */
 export function parseQuery<Q extends RouteQuery>(schema: Q, query: QueryValues): z.output<Q> {
   const parsed = schema.safeParse(query);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
-  const reason = issue?.code === 'custom' ? siteReason(issue.params?.reason) : 'site_missing';
-  throw new ApiError('BAD_REQUEST', SITE_PROBLEMS[reason], { reason });
-}
-
-function withPlainRule<S extends z.ZodType>(rule: PlainRule, schema: S): S {
-  plainRules.set(schema, rule);
-  return schema;
+  const reason = issue?.code === 'custom' ? issue.params?.reason : undefined;
+  const problem: SiteProblem = reason === 'site_repeated' || reason === 'site_too_long' ? reason : 'site_missing';
+  throw new ApiError('BAD_REQUEST', SITE_PROBLEMS[problem], { reason: problem });
 }
 
 /** Reads a route's query from the raw query string and, when it must, from the parsed values. */
@@ -104,12 +92,9 @@ const PLAIN_QUERY = /^[A-Za-z0-9._~=&-]*$/;
 /**
  * Kept: without it a warm hit costs 21–23 µs (21 %) more server CPU (compareBuilds, runs of 8 and 10 rounds).
  *
- * The route's query reader, derived from its zod declaration: a query string in plain
- * characters that gives each declared parameter at most once and a usable `site` (the
- * requests every client sends) is read by the very rules the schema's preprocess steps
- * run, without zod's machinery; anything else (escapes, a repeated name, a refused `site`,
- * a parameter without a registered rule) goes through parseQuery, which stays the
- * definition. Unknown names are ignored, as the schema strips them.
+ * A query string in plain characters giving each declared parameter at most once and a usable `site`
+ * (what every client sends) is read by the parameters' plain rules; anything else goes through
+ * parseQuery, which stays the definition. Unknown names are ignored, as the schema strips them.
  */
 export function queryReader<Q extends RouteQuery>(schema: Q): QueryReader<Q> {
   const full: QueryReader<Q> = (_querystring, values) => parseQuery(schema, values());
@@ -151,8 +136,4 @@ export function queryReader<Q extends RouteQuery>(schema: Q): QueryReader<Q> {
     }
     return read as z.output<Q>;
   };
-}
-
-function siteReason(reason: unknown): SiteProblem {
-  return reason === 'site_repeated' || reason === 'site_too_long' ? reason : 'site_missing';
 }

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { ApiError } from '../../src/errors.js';
-import { aiVisibilityQuery } from '../../src/routes/aiVisibilityRoute.js';
-import { auditIssuesQuery } from '../../src/routes/auditIssuesRoute.js';
-import { keywordsQuery } from '../../src/routes/keywordsRoute.js';
 import { SITE_MAX_LENGTH } from '../../src/routes/payloadSchemas.js';
+import { aiVisibilityQuery, auditIssuesQuery, keywordsQuery, rankingsQuery } from '../../src/routes/publicRoutes.js';
 import { parseQuery, type QueryValues, queryReader, type RouteQuery } from '../../src/routes/queryRules.js';
-import { rankingsQuery } from '../../src/routes/rankingsRoute.js';
 
 /**
  * The spec's parameter rules (section 4) as a table, run over the routes' own zod

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { ApiError } from '../../src/errors.js';
-import { singleSite } from '../../src/routes/singleSite.js';
+import { singleSite } from '../../src/routes/publicRoutes.js';
 
 describe('singleSite', () => {
   it('returns the one match', () => {
