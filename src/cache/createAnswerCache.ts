@@ -12,12 +12,11 @@ export interface CachedAnswer {
 /** hit: fresh from the cache; miss: loaded from the platform now; stale: the platform failed, an older answer stands in. */
 export type CacheStatus = 'hit' | 'miss' | 'stale';
 
+/** `collapsed`: this request waited for an identical request's platform call instead of making its own. */
 export interface CacheResult {
   readonly answer: CachedAnswer;
   readonly status: CacheStatus;
-  /** Whole seconds since the platform answered. */
   readonly ageSeconds?: number;
-  /** True when this request waited for an identical request's platform call instead of making its own. */
   readonly collapsed?: boolean;
 }
 
@@ -30,24 +29,25 @@ export interface AnswerCache {
 export interface AnswerCacheOptions {
   /** How long an answer is served without asking the platform; 0 turns the cache off. */
   readonly ttlSeconds: number;
-  /**
-   * Stale-if-error: when the platform fails (UpstreamError), an answer loaded at most this many seconds
-   * ago stands in for the 502/504. Five minutes rides out a platform restart; nobody acts on older rankings.
-   */
-  readonly staleSeconds?: number;
   /** Bytes of keys plus bodies (default 64 MiB), beside at most 10 000 entries. */
   readonly maxBytes?: number;
   readonly now?: () => Date;
 }
+
+/**
+ * Stale-if-error: when the platform fails (UpstreamError), an answer loaded at most this long ago
+ * stands in for the 502/504. Five minutes rides out a platform restart; nobody acts on older rankings.
+ */
+const STALE_MS = 300_000;
 
 /** A serialized answer as stored, and the `site` its body echoes (none for a payload without one). */
 interface StoredAnswer extends CachedAnswer {
   readonly site?: string;
 }
 
+/** `loadedAt`: when the platform answered (ms since the epoch). */
 interface Entry {
   readonly stored: StoredAnswer;
-  /** When the platform answered (ms since the epoch). */
   readonly loadedAt: number;
 }
 
@@ -82,7 +82,6 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
     };
   }
   const ttlMs = options.ttlSeconds * 1000;
-  const staleMs = (options.staleSeconds ?? 300) * 1000;
   const now = options.now ?? (() => new Date());
   const entries = new LRUCache<string, Entry>({
     max: 10_000,
@@ -114,7 +113,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
         const age = now().getTime() - kept.loadedAt;
         if (age < ttlMs)
           return { answer: forSite(kept.stored, site), status: 'hit', ageSeconds: Math.floor(age / 1000) };
-        if (age > staleMs) entries.delete(key); // too old even to stand in for a failure
+        if (age > STALE_MS) entries.delete(key); // too old even to stand in for a failure
       }
       const waiting = loads.get(key);
       const collapsed = waiting !== undefined;
@@ -124,7 +123,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
       } catch (err: unknown) {
         const stale = err instanceof UpstreamError ? entries.peek(key) : undefined;
         const age = stale ? now().getTime() - stale.loadedAt : Infinity;
-        if (stale && age <= staleMs) {
+        if (stale && age <= STALE_MS) {
           return {
             answer: forSite(stale.stored, site),
             status: 'stale',

@@ -90,7 +90,7 @@ describe('answer cache', () => {
   });
 
   it('stale-if-error: a platform failure is answered with an answer loaded in the last staleSeconds', async () => {
-    const cache = createAnswerCache({ ttlSeconds: 30, staleSeconds: 300, now });
+    const cache = createAnswerCache({ ttlSeconds: 30, now });
     const stored = await cache.get('k', loadOf({ n: 1 }));
     clock = T0 + 300_000;
     const stale = await cache.get('k', failing(platformDown()));

@@ -42,7 +42,7 @@ describe('cached answers over HTTP', () => {
         fakeServices({
           usage,
           now: () => new Date(clock),
-          cache: createAnswerCache({ ttlSeconds, staleSeconds: 300, now: () => new Date(clock) }),
+          cache: createAnswerCache({ ttlSeconds, now: () => new Date(clock) }),
         }),
       ),
     );
