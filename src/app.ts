@@ -36,18 +36,14 @@ export function createApp(services: Services): Koa<AppState> {
     trustedProxyHops,
   });
   const { app, router } = routedApp([observe, refuseKeyInUrl()]);
-  addOperationalRoutes(
-    router,
-    { metrics, readiness: services.readiness ?? alwaysReady() },
-    {
-      describe: {
-        openApiJson: JSON.stringify(buildOpenApiDocument(PUBLIC_ROUTES, { publicBaseUrl: services.publicBaseUrl })),
-      },
-      watch: !services.watchOnAdminPort,
-      // Without an admin port, metrics stay private to this machine; probes reach health and readiness from anywhere.
-      metricsFor: (ctx) => fromLoopback(ctx, trustedProxyHops),
-    },
-  );
+  const openApiJson = JSON.stringify(buildOpenApiDocument(PUBLIC_ROUTES, { publicBaseUrl: services.publicBaseUrl }));
+  const operational = { metrics, readiness: services.readiness ?? alwaysReady() };
+  addOperationalRoutes(router, operational, {
+    describe: { openApiJson },
+    watch: !services.watchOnAdminPort,
+    // Without an admin port, metrics stay private to this machine; probes reach health and readiness from anywhere.
+    metricsFor: (ctx) => fromLoopback(ctx, trustedProxyHops),
+  });
   for (const route of PUBLIC_ROUTES) {
     const answer = handleRoute(route, { ...services, metrics });
     router.get(route.path, async (ctx) => {
@@ -94,11 +90,8 @@ export function createApp(services: Services): Koa<AppState> {
 export function createAdminApp(services: Pick<Services, 'logger' | 'metrics' | 'readiness'>): Koa<AppState> {
   const metrics = services.metrics ?? createGatewayMetrics();
   const { app, router } = routedApp([observeRequests(services.logger, metrics)]);
-  addOperationalRoutes(
-    router,
-    { metrics, readiness: services.readiness ?? alwaysReady() },
-    { describe: null, watch: true },
-  );
+  const operational = { metrics, readiness: services.readiness ?? alwaysReady() };
+  addOperationalRoutes(router, operational, { describe: null, watch: true });
   return app;
 }
 

@@ -54,31 +54,25 @@ const otlpProtocol = unsetIfEmpty(
     .optional(),
 );
 
+const hostPort = z
+  .string()
+  .regex(/^[^\s:,]+:\d{1,5}$/, { error: (issue) => `${variable(issue)} must be a comma-separated list of host:port` })
+  .transform((item) => ({ host: item.replace(/:\d+$/, ''), port: Number(item.replace(/^[^:]*:/, '')) }))
+  .refine((node) => node.port >= 1 && node.port <= 65535, {
+    error: (issue) => `${variable(issue)}: ports go from 1 to 65535`,
+  });
+
 /** A comma-separated list of host:port, e.g. `10.0.0.1:26379,10.0.0.2:26379`. */
 const hostPorts = unsetIfEmpty(
   z
     .string()
     .transform((value) =>
       value
-        .trim()
-        .split(/\s*,\s*/)
+        .split(',')
+        .map((item) => item.trim())
         .filter((item) => item !== ''),
     )
-    .pipe(
-      z
-        .array(
-          z
-            .string()
-            .regex(/^[^\s:,]+:\d{1,5}$/, {
-              error: (issue) => `${variable(issue)} must be a comma-separated list of host:port`,
-            })
-            .transform((item) => ({ host: item.replace(/:\d+$/, ''), port: Number(item.replace(/^[^:]*:/, '')) }))
-            .refine((node) => node.port >= 1 && node.port <= 65535, {
-              error: (issue) => `${variable(issue)}: ports go from 1 to 65535`,
-            }),
-        )
-        .min(1, { error: (issue) => `${variable(issue)} must name at least one host:port` }),
-    )
+    .pipe(z.array(hostPort).min(1, { error: (issue) => `${variable(issue)} must name at least one host:port` }))
     .optional(),
 );
 
@@ -153,27 +147,26 @@ export const EnvSchema = z.object({
 
 export type UpstreamTarget = { readonly url: string; readonly token: string };
 
-export type HostPort = { readonly host: string; readonly port: number };
+type HostPort = { readonly host: string; readonly port: number };
 
-/** An ACL user (or `default` with only a password) and TLS (`ca`: PEM certificates to trust instead of the system's). */
-export type RedisAccess = {
+/**
+ * Where the shared Redis is: one server, a master found through sentinels, or a cluster; with an ACL
+ * user (or `default` with only a password) and TLS (`ca`: PEM certificates to trust instead of the system's).
+ */
+export type RedisTarget = {
   readonly username?: string;
   readonly password?: string;
   readonly tls?: { readonly ca?: string };
-};
-
-/** Where the shared Redis is: one server, a master found through sentinels, or a cluster. */
-export type RedisTarget = RedisAccess &
-  (
-    | { readonly kind: 'server'; readonly url: string }
-    | {
-        readonly kind: 'sentinel';
-        readonly sentinels: readonly HostPort[];
-        readonly name: string;
-        readonly sentinelPassword?: string;
-      }
-    | { readonly kind: 'cluster'; readonly nodes: readonly HostPort[] }
-  );
+} & (
+  | { readonly kind: 'server'; readonly url: string }
+  | {
+      readonly kind: 'sentinel';
+      readonly sentinels: readonly HostPort[];
+      readonly name: string;
+      readonly sentinelPassword?: string;
+    }
+  | { readonly kind: 'cluster'; readonly nodes: readonly HostPort[] }
+);
 
 /** Typed and frozen; `upstreams` null: run the embedded local ones; `redis` null: count in this process. */
 export type Config = ReturnType<typeof loadConfig>;
@@ -229,7 +222,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (problems.length > 0) throw new ConfigError(problems);
 
-  const access: RedisAccess = {
+  const access = {
     ...(e.REDIS_USERNAME === undefined ? {} : { username: e.REDIS_USERNAME }),
     ...(e.REDIS_PASSWORD === undefined ? {} : { password: e.REDIS_PASSWORD }),
     ...(e.REDIS_TLS === '1' || ca !== undefined ? { tls: ca === undefined ? {} : { ca } } : {}),

@@ -60,6 +60,12 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     ? (await import('./limits/redisAdmission.js')).createRedisAdmission({ ...config.rateLimit, redis, logger })
     : createLocalAdmission(config.rateLimit);
   // With Redis, each held call also has a copy in one shared stream, which another instance delivers should this one die.
+  const queue = redis
+    ? (await import('./usage/redisUsageQueue.js')).redisUsageQueue({
+        stream: (await import('./usage/usageStream.js')).createUsageStream({ redis }),
+        logger,
+      })
+    : undefined;
   const usage = createUsageBuffer({
     sink: keyService,
     logger,
@@ -67,14 +73,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     spool: createUsageSpool(config.usageSpoolDir),
     onFlushed: metrics.usageFlushed,
     onFlushFailed: metrics.usageFlushFailed,
-    ...(redis
-      ? {
-          queue: (await import('./usage/redisUsageQueue.js')).redisUsageQueue({
-            stream: (await import('./usage/usageStream.js')).createUsageStream({ redis }),
-            logger,
-          }),
-        }
-      : {}),
+    queue,
   });
   metrics.observeUsagePending(() => usage.pendingTotal());
   const verifications = createVerificationGate(keyService.verify);
