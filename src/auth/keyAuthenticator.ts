@@ -8,8 +8,8 @@ import type { UsageLedger } from '../usage/usageLedger.js';
 import { authFailure } from './authFailures.js';
 import { presentedKeyText } from './credentials.js';
 import { isJwtShaped, toWellFormedKey, type WellFormedKey } from './keyFormat.js';
-import type { Authenticator, PresentedCredentials, Principal } from './principal.js';
-import { type CachedVerification, createVerificationCache } from './verificationCache.js';
+import type { PresentedCredentials, Principal } from './principal.js';
+import { type CachedVerification, createVerificationCache, type Verified } from './verificationCache.js';
 
 /** Keys checked against the key service; verifications are cached only while its event stream is alive. */
 
@@ -37,18 +37,12 @@ export interface KeyAuthenticatorOptions {
   cache?: Partial<KeyAuthenticatorCacheOptions>;
 }
 
-export interface KeyAuthenticator extends Authenticator {
-  /** Follows the key service's event stream: until then, nothing is cached. */
-  start(): void;
-  close(): Promise<void>;
-}
+export type KeyAuthenticator = ReturnType<typeof createKeyAuthenticator>;
 
 /** Plans that include the public API; any other value, known or not, is below Pro. */
 const ELIGIBLE_PLANS: ReadonlySet<string> = new Set(['pro', 'business', 'enterprise']);
 
-type Verified = Pick<CachedVerification, 'verification' | 'acknowledgedBefore'>;
-
-export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAuthenticator {
+export function createKeyAuthenticator(options: KeyAuthenticatorOptions) {
   const { keyService, ledger, now, logger } = options;
   const settings = { ...DEFAULT_CACHE, ...options.cache };
   const cache = createVerificationCache({ ...settings, ttlMs: settings.ttlMs + settings.staleMs, now });
@@ -150,6 +144,7 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions): KeyAut
       return principalFor(await verifiedFor(key.keyHash), key, now());
     },
 
+    /** Follows the key service's event stream: until then, nothing is cached. */
     start() {
       stream ??= keyService.followEvents({ onEvent, onConnectionChange });
     },

@@ -14,7 +14,7 @@ export interface CachedVerification {
   readonly acknowledgedBefore: number;
 }
 
-type Verified = Omit<CachedVerification, 'fetchedAt'>;
+export type Verified = Omit<CachedVerification, 'fetchedAt'>;
 
 export function createVerificationCache(options: {
   readonly max: number;

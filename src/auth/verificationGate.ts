@@ -22,12 +22,8 @@ export const OPEN_VERIFICATIONS = 8;
 
 export function createVerificationGate(verify: Verify, options: VerificationGateOptions = {}) {
   const maxConcurrent = options.maxConcurrent ?? OPEN_VERIFICATIONS;
-  const maxWaiting = options.maxWaiting ?? 16;
-  const limiter = new Bottleneck({
-    maxConcurrent,
-    highWater: maxWaiting,
-    strategy: Bottleneck.strategy.OVERFLOW_PRIORITY,
-  });
+  const highWater = options.maxWaiting ?? 16;
+  const limiter = new Bottleneck({ maxConcurrent, highWater, strategy: Bottleneck.strategy.OVERFLOW_PRIORITY });
   // Key hashes seen to verify successfully: one per active key, the least recent forgotten.
   const succeeded = new LRUCache<string, true>({ max: 10_000 });
   const busy = () => new UpstreamError('key-service', 'throttled', 'verify: too many verifications waiting');
@@ -40,7 +36,7 @@ export function createVerificationGate(verify: Verify, options: VerificationGate
       // queue behind hundreds of unseen ones that would only be dropped, so those are turned away.
       if (chosen === 'unseen') {
         const { RECEIVED, QUEUED } = limiter.counts();
-        if ((RECEIVED ?? 0) + (QUEUED ?? 0) >= maxConcurrent + maxWaiting) throw busy();
+        if ((RECEIVED ?? 0) + (QUEUED ?? 0) >= maxConcurrent + highWater) throw busy();
       }
       let verification: Verification | null;
       try {

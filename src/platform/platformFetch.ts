@@ -13,11 +13,7 @@ export function platformFetch(http: UpstreamHttp, deadline?: number): typeof fet
     const body = init?.body;
     if (body !== undefined && body !== null && typeof body !== 'string')
       throw new TypeError('platform calls carry a string body');
-    const headers: Record<string, string> = {};
-    const given = init?.headers;
-    (given instanceof Headers ? given : new Headers(given)).forEach((value, name) => {
-      headers[name] = value;
-    });
+    const headers = Object.fromEntries(new Headers(init?.headers));
     const answer = await http.send(input, {
       method: init?.method === 'GET' ? 'GET' : 'POST',
       headers,
