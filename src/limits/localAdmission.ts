@@ -31,8 +31,16 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & { r
     return (usage.ceiling ?? Number.POSITIVE_INFINITY) - usage.used - notIncluded;
   };
 
+  /** Per organization with a ceiling, the verification its last request carried. */
+  const lastUsage = new Map<string, CallerUsage>();
+
   const ledger: UsageLedger = {
     ...calls.ledger,
+    // Recomputed when asked: calls adopted from a spool move the room without a request.
+    isNearCeiling(organizationId) {
+      const usage = lastUsage.get(organizationId);
+      return usage !== undefined && roomFor(organizationId, usage) - 1 <= NEAR_CEILING_MARGIN;
+    },
     async beforeVerify() {
       const since = new Map<string, number>();
       ackedSince.add(since);
@@ -51,11 +59,12 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & { r
       const decision = { limit: requests, resetSeconds: window.resetSeconds, windowSeconds };
       // Counted with a ceiling or without: its calls count as soon as one is set.
       const counts = calls.countsOf(organizationId);
-      const room = usage?.ceiling != null ? roomFor(organizationId, usage) : Number.POSITIVE_INFINITY;
-      counts.nearCeiling = room - 1 <= NEAR_CEILING_MARGIN;
-      if (room < 1) {
-        return refused(decision, requests - taken.get(organizationId, window.index), true);
-      }
+      if (usage?.ceiling != null) {
+        lastUsage.set(organizationId, usage);
+        if (roomFor(organizationId, usage) < 1) {
+          return refused(decision, requests - taken.get(organizationId, window.index), true);
+        }
+      } else lastUsage.delete(organizationId);
       const count = taken.add(organizationId, window.index);
       if (count > requests) {
         taken.add(organizationId, window.index, -1);
