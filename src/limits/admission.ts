@@ -49,27 +49,24 @@ export interface Admission {
 export const NEAR_CEILING_MARGIN = 100;
 
 /** Seconds a consumer should wait after the limit could not be enforced: reconnecting takes at most a few. */
-const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+const RETRY_AFTER_SECONDS = 2;
 
 /** The limit or the ceiling cannot be enforced now (Redis unreachable or slow): 503, never let through. */
 export class LimiterUnavailable extends ApiError {
   constructor(policy: { readonly limit: number; readonly windowSeconds: number }, options: { cause: unknown }) {
-    const retryAfter = UNAVAILABLE_RETRY_AFTER_SECONDS;
     super('SERVICE_UNAVAILABLE', 'The request limit cannot be enforced right now. Retry later.', {
       reason: 'limiter_unavailable',
       headers: {
-        'Retry-After': String(retryAfter),
-        ...rateLimitFields({ ...policy, remaining: 0, resetSeconds: retryAfter }),
+        'Retry-After': String(RETRY_AFTER_SECONDS),
+        ...rateLimitFields({ ...policy, remaining: 0, resetSeconds: RETRY_AFTER_SECONDS }),
       },
       cause: options.cause,
     });
   }
 }
 
-/**
- * An admitted request's grant: `settle` runs once, for keep or giveBack, whichever comes first.
- * Fields spelled out, not spread: Node 20's V8 builds an object spread followed by more fields slowly.
- */
+/** An admitted request's grant: `settle` runs once, for keep or giveBack, whichever comes first. Fields
+ * spelled out, not spread: Node 20's V8 builds an object spread followed by more fields slowly. */
 export function granted(
   policy: { readonly limit: number; readonly windowSeconds: number },
   resetSeconds: number,

@@ -249,8 +249,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     const current = taken.latest().windowIndex <= windowIndex;
     if (granted > 0 && current) taken.add(organizationId, windowIndex, granted);
     const counts = calls.countsOf(organizationId);
-    // Units granted to a call whose answer was lost (timed out here) are served from here after all;
-    // not under a ceiling, whose field this call has just written without them.
+    // Units granted to a call whose answer was lost are served here after all (not under a ceiling: this write dropped them).
     const lost = admittedInWindow - taken.get(organizationId, windowIndex);
     if (lost > 0 && current && !hasCeiling) {
       taken.add(organizationId, windowIndex, lost);
