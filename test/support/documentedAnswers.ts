@@ -15,8 +15,9 @@ import { DocumentConformance, type RealAnswer } from '../openapi/documentConform
  * Answers not checked, each for its reason:
  * - to HEAD and OPTIONS: the document describes GET, and the other methods only by 405;
  *   HEAD has no body to check and OPTIONS answers 200 with `Allow` alone (see the document's text);
- * - to bytes with no readable request line (Node's parser refuses them 400 before any route):
- *   there is no path to check them against;
+ * - to bytes with no readable request line (the gateway answers 400 `unreadable_request` from
+ *   its parser's error handler): there is no path to check them against, and any server in a
+ *   test, stand-ins included, may answer such bytes in its own way;
  * - cut off by a closed connection, or never sent (a socket destroyed, a flood never read):
  *   there is nothing whole to check.
  */
