@@ -118,10 +118,7 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
     if ((req.url ?? '').length <= MAX_URL_BYTES) handle(req, res);
     else {
       const requestId = requestIdOf(req.headers['x-request-id']);
-      const rejection = envelopeOf('uri_too_long', requestId);
-      res.writeHead(rejection.status, rejection.headers);
-      res.end(rejection.body);
-      reject(requestId, req.method ?? 'unknown', rejection.status, 'uri_too_long');
+      reject(requestId, req.method ?? 'unknown', answerWith(res, 'uri_too_long', requestId), 'uri_too_long');
     }
   };
 
@@ -176,8 +173,7 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
       return void socket.destroy();
     }
     const requestId = randomUUID();
-    const reason = rejectionReason(err.code, err.rawPacket);
-    const { status, headers, body } = envelopeOf(reason, requestId);
+    const { status, headers, body } = envelopeOf(rejectionReason(err.code, err.rawPacket), requestId);
     endThenDestroy(socket, rawAnswer(status, headers, body));
     reject(requestId, 'unknown', status, err.code ?? 'parse_error');
   });
@@ -196,7 +192,11 @@ const MESSAGES = {
 function rejectionReason(code: string | undefined, rawPacket: Buffer | undefined): keyof typeof MESSAGES {
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT' || code === 'HPE_REQUEST_TIMEOUT') return 'request_timeout';
   if (code !== 'HPE_HEADER_OVERFLOW') return 'unreadable_request';
-  return requestLineOverflows(rawPacket) ? 'uri_too_long' : 'headers_too_large';
+  // One error for any overflow of the head: the URL's when the bytes parsed begin with a request line not
+  // ended within its limit. (A URL split over network reads may get 431, which still says: too big.)
+  const head = rawPacket?.subarray(0, MAX_URL_BYTES + 64).toString('latin1') ?? '';
+  const lineEnd = head.indexOf('\r\n');
+  return /^[A-Z]+ /.test(head) && (lineEnd === -1 || lineEnd > MAX_URL_BYTES) ? 'uri_too_long' : 'headers_too_large';
 }
 
 /**
@@ -204,11 +204,18 @@ function rejectionReason(code: string | undefined, rawPacket: Buffer | undefined
  * rather than a cut connection. The headers its handler had set belonged to an answer that is not sent.
  */
 export function answerDraining(res: ServerResponse): void {
-  const rejection = envelopeOf('shutting_down', requestIdOf(res.getHeader('X-Request-Id')));
+  const requestId = requestIdOf(res.getHeader('X-Request-Id'));
   for (const name of res.getHeaderNames()) res.removeHeader(name);
   // Another instance takes the retry at once: the shortest wait HTTP can express.
-  res.writeHead(rejection.status, { ...rejection.headers, 'Retry-After': '1' });
-  res.end(rejection.body);
+  answerWith(res, 'shutting_down', requestId, { 'Retry-After': '1' });
+}
+
+/** Sends the envelope of `reason`; returns its status. */
+function answerWith(res: ServerResponse, reason: keyof typeof MESSAGES, requestId: string, extra = {}): number {
+  const { status, headers, body } = envelopeOf(reason, requestId);
+  res.writeHead(status, { ...headers, ...extra });
+  res.end(body);
+  return status;
 }
 
 function envelopeOf(reason: keyof typeof MESSAGES, requestId: string) {
@@ -232,18 +239,6 @@ export function rawAnswer(status: number, headers: Record<string, unknown>, body
   );
   const head = `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}\r\n${lines.join('')}\r\n`;
   return Buffer.concat([Buffer.from(head, 'latin1'), Buffer.from(body)]);
-}
-
-/**
- * Node reports one error for any overflow of the request head: it was the URL when the bytes begin
- * with a request line that has not ended within the URL limit. (Only the chunk being parsed is seen:
- * a URL split over many network chunks may be answered 431, which still tells the truth: too big.)
- */
-function requestLineOverflows(rawPacket: Buffer | undefined): boolean {
-  const head = rawPacket?.subarray(0, MAX_URL_BYTES + 64).toString('latin1') ?? '';
-  if (!/^[A-Z]+ /.test(head)) return false;
-  const lineEnd = head.indexOf('\r\n');
-  return lineEnd === -1 || lineEnd > MAX_URL_BYTES;
 }
 
 /**

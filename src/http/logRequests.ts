@@ -5,8 +5,8 @@ import { holdsKey, mayHoldKey } from '../auth/keyInUrl.js';
 import { clientAddress } from './requestCredentials.js';
 
 /** Longer paths and user agents are cut, so one request cannot flood the log. */
-const MAX_LOGGED_PATH = 256;
-const MAX_LOGGED_USER_AGENT = 256;
+const MAX_LOGGED_LENGTH = 256;
+const cut = (text: string) => (text.length > MAX_LOGGED_LENGTH ? `${text.slice(0, MAX_LOGGED_LENGTH)}…` : text);
 
 /**
  * The one JSON line per request: who asked, what came of it, and the ids that find it elsewhere.
@@ -24,7 +24,6 @@ export function logRequest(
   const { state } = ctx;
   const { principal } = state;
   const { headers } = ctx.req;
-  const userAgent = headers['user-agent'];
   logger[options.level](
     {
       requestId: state.requestId,
@@ -38,10 +37,7 @@ export function logRequest(
       keyPrefix: principal?.keyPrefix ?? state.keyPrefix ?? null,
       reason: state.refusal,
       clientAddress: clientAddress(ctx.req.socket.remoteAddress, headers['x-forwarded-for'], options.trustedProxyHops),
-      userAgent:
-        userAgent === undefined || userAgent.length <= MAX_LOGGED_USER_AGENT
-          ? userAgent
-          : `${userAgent.slice(0, MAX_LOGGED_USER_AGENT)}…`,
+      userAgent: headers['user-agent'] === undefined ? undefined : cut(headers['user-agent']),
     },
     'request',
   );
@@ -49,11 +45,6 @@ export function logRequest(
 
 /** The path with key-like segments (`atl_…` or a bare key body, however encoded) redacted, and bounded. */
 export function loggablePath(path: string): string {
-  const redacted = !mayHoldKey(path)
-    ? path
-    : path
-        .split('/')
-        .map((segment) => (holdsKey(segment) ? '[redacted]' : segment))
-        .join('/');
-  return redacted.length > MAX_LOGGED_PATH ? `${redacted.slice(0, MAX_LOGGED_PATH)}…` : redacted;
+  if (!mayHoldKey(path)) return cut(path);
+  return cut(path.replace(/[^/]+/g, (segment) => (holdsKey(segment) ? '[redacted]' : segment)));
 }

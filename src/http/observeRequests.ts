@@ -1,4 +1,3 @@
-import type { ServerResponse } from 'node:http';
 import { context } from '@opentelemetry/api';
 import type { Middleware, Next, ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
@@ -12,28 +11,19 @@ import { createRefusalLog } from './refusalLog.js';
 import { requestIdOf } from './requestId.js';
 import { respondWithError } from './respondWithErrors.js';
 
-export interface ObserveOptions {
-  /** How long refusals of callers without a valid key wait. Default 0. */
-  readonly refusalDelayMs?: number;
-  /** For the client address in the log line. Default 0. */
-  readonly trustedProxyHops?: number;
-}
-
 /** Probes and scrapes say nothing about callers: their lines are written at debug, and they are never traced. */
 const isWatchPath = (path: string): boolean => (WATCH_PATHS as readonly string[]).includes(path);
 
 /**
  * The outermost step: give the request its id; turn any failure into the error envelope; then count
  * and time it and write its log line once its answer is out. One middleware rather than four, as each
- * Koa layer costs an async call per request. With tracing on, all of it runs in the request's server span.
+ * Koa layer costs an async call per request. `refusalDelayMs`: how long refusals of unknown callers wait.
  */
 export function observeRequests(
   logger: Logger,
   metrics: GatewayMetrics,
-  options: ObserveOptions = {},
+  { refusalDelayMs = 0, trustedProxyHops = 0 }: { refusalDelayMs?: number; trustedProxyHops?: number } = {},
 ): Middleware<AppState> {
-  const refusalDelayMs = options.refusalDelayMs ?? 0;
-  const trustedProxyHops = options.trustedProxyHops ?? 0;
   const refusals = createRefusalLog(logger);
   const observe = async (ctx: ParameterizedContext<AppState>, next: Next): Promise<void> => {
     const started = performance.now();
@@ -48,19 +38,24 @@ export function observeRequests(
       if (handled || res.writableFinished) record(ctx, started, traceId);
     };
     res.once('close', onClose);
+    let failed = false;
     try {
       await next();
     } catch (err: unknown) {
       respondWithError(ctx, err, logger);
-      setSecurityHeaders(res, ctx.status);
-      // A refusal held back is sent by a timer: its line and count are taken now.
-      if (holdRefusal(ctx, refusalDelayMs, started)) {
-        res.removeListener('close', onClose);
-        record(ctx, started, traceId);
-        return;
-      }
+      failed = true;
     }
-    setSecurityHeaders(res, ctx.status);
+    // Never sniffed; and an error, which speaks of a moment or a caller, is never stored by anyone.
+    if (!res.headersSent) {
+      res.setHeader('X-Content-Type-Options', 'nosniff');
+      if (ctx.status >= 400) res.setHeader('Cache-Control', 'no-store');
+    }
+    // A refusal held back is sent by a timer: its line and count are taken now.
+    if (failed && holdRefusal(ctx, refusalDelayMs, started)) {
+      res.removeListener('close', onClose);
+      record(ctx, started, traceId);
+      return;
+    }
     handled = true;
     if (res.closed && !res.writableFinished) record(ctx, started, traceId);
   };
@@ -86,11 +81,4 @@ export function observeRequests(
       observe(ctx, next).finally(() => endServerSpan(server.span, ctx.method, ctx.state.route, ctx.status)),
     );
   };
-}
-
-/** Never sniffed; and an error, which speaks of a moment or a caller, is never stored by anyone. */
-function setSecurityHeaders(res: ServerResponse, status: number): void {
-  if (res.headersSent) return;
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  if (status >= 400) res.setHeader('Cache-Control', 'no-store');
 }

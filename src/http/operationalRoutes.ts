@@ -7,11 +7,6 @@ import { serveDocsAsset, serveDocsPage, serveOpenApi } from '../openapi/serveDoc
 import type { Readiness } from './readiness.js';
 import { clientAddress } from './requestCredentials.js';
 
-export interface OperationalServices {
-  readonly metrics: GatewayMetrics;
-  readonly readiness: Readiness;
-}
-
 /** Health, metrics and readiness: for operators' probes and scrapers. */
 export const WATCH_PATHS = ['/healthz', '/metrics', '/readyz'] as const;
 
@@ -34,13 +29,19 @@ export function fromLoopback(ctx: ParameterizedContext<AppState>, hops: number):
   return /^(127\.|::ffff:127\.)/.test(address) || address === '::1';
 }
 
-/** Routes that describe and watch the gateway: none needs a key or touches an organization's data. */
+/**
+ * Routes that describe and watch the gateway: none needs a key or touches an organization's data.
+ * /readyz answers `{ status, checks }` at once (a balancer's check never waits for a probe): 200 while
+ * serving, 503 with Retry-After while starting or draining; each dependency by a fixed name, never a host
+ * or an error text. Not the error envelope: not being ready is its answer, not a failure.
+ */
 export function addOperationalRoutes(
   router: Router<AppState>,
-  services: OperationalServices,
+  { metrics, readiness }: { readonly metrics: GatewayMetrics; readonly readiness: Readiness },
   groups: OperationalGroups,
 ): void {
   const [healthPath, metricsPath, readinessPath] = WATCH_PATHS;
+  const metricsFor = groups.metricsFor ?? (() => true);
   type Route = [string, RouterMiddleware<AppState>];
   const describeRoutes: Route[] = groups.describe
     ? [
@@ -49,50 +50,37 @@ export function addOperationalRoutes(
         ['/docs/assets/:name', serveDocsAsset()],
       ]
     : [];
-  const watchRoutes: Route[] = groups.watch
-    ? [
-        [healthPath, serveHealth],
-        [metricsPath, serveMetrics(services.metrics, groups.metricsFor)],
-        [readinessPath, serveReadiness(services.readiness)],
-      ]
-    : [];
-  for (const [path, handler] of [...describeRoutes, ...watchRoutes]) {
+  const watchRoutes: Route[] = [
+    [
+      healthPath,
+      (ctx) => {
+        ctx.body = { status: 'ok' }; // nothing is asked of any upstream
+      },
+    ],
+    [
+      metricsPath,
+      async (ctx) => {
+        if (!metricsFor(ctx)) return; // left unanswered: the 404 of any unknown path
+        const { contentType, text } = await metrics.exposition();
+        ctx.set({ 'Cache-Control': 'no-store', 'Content-Type': contentType });
+        ctx.body = text;
+      },
+    ],
+    [
+      readinessPath,
+      (ctx) => {
+        const { ready, phase, checks } = readiness.report();
+        ctx.set('Cache-Control', 'no-store');
+        if (!ready) ctx.set('Retry-After', '5');
+        ctx.status = ready ? 200 : 503;
+        ctx.body = { status: phase, checks };
+      },
+    ],
+  ];
+  for (const [path, handler] of [...describeRoutes, ...(groups.watch ? watchRoutes : [])]) {
     router.get(path, (ctx, next) => {
       ctx.state.route = path;
       return handler(ctx, next);
     });
   }
-}
-
-/** The process is up and answering: nothing is asked of any upstream. */
-const serveHealth: RouterMiddleware<AppState> = (ctx) => {
-  ctx.body = { status: 'ok' };
-};
-
-function serveMetrics(
-  metrics: GatewayMetrics,
-  allowed: OperationalGroups['metricsFor'] = () => true,
-): RouterMiddleware<AppState> {
-  return async (ctx) => {
-    if (!allowed(ctx)) return; // left unanswered: the 404 of any unknown path
-    const { contentType, text } = await metrics.exposition();
-    ctx.set('Cache-Control', 'no-store');
-    ctx.set('Content-Type', contentType);
-    ctx.body = text;
-  };
-}
-
-/**
- * `{ status, checks }` at once (a balancer's check never waits for a probe): 200 while serving, 503
- * with Retry-After while starting or draining. `checks` names each dependency by a fixed name, never
- * a host or an error text. Not the error envelope: not being ready is this route's answer, not a failure.
- */
-function serveReadiness(readiness: Readiness): RouterMiddleware<AppState> {
-  return (ctx) => {
-    const report = readiness.report();
-    ctx.set('Cache-Control', 'no-store');
-    if (!report.ready) ctx.set('Retry-After', '5');
-    ctx.status = report.ready ? 200 : 503;
-    ctx.body = { status: report.phase, checks: report.checks };
-  };
 }

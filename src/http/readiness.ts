@@ -6,10 +6,9 @@ import { tracingOn } from '../telemetry/spans.js';
 import { withDeadline } from '../upstream/deadline.js';
 
 /**
- * Readiness means "this process can serve": 503 while it starts and while it drains, 200 otherwise.
- * The shared dependencies are probed and reported but never fail it: failing on them would take the
- * whole fleet out of its load balancer at once, and callers would get the balancer's page instead of
- * each instance's own answer (a cached 200, or an error in the envelope with Retry-After).
+ * Readiness means "this process can serve": not while it starts or drains. The shared dependencies are
+ * probed and reported but never fail it: that would take the whole fleet out of its load balancer at
+ * once, and callers would get the balancer's page instead of each instance's own answer.
  */
 
 export type ReadinessProbe = () => Promise<boolean> | boolean;
@@ -17,19 +16,12 @@ export type ReadinessProbe = () => Promise<boolean> | boolean;
 /** starting: not listening yet; draining: a shutdown began (the balancer should stop sending). */
 export type Phase = 'starting' | 'serving' | 'draining';
 
-export interface Readiness {
-  /** At once: the phase, and each dependency as last probed (absent until probed; a stale report starts a probe). */
-  report(): { readonly ready: boolean; readonly phase: Phase; readonly checks: Readonly<Record<string, boolean>> };
-  /** Probes the dependencies: one shared run, and a report younger than maxAgeMs is reused. */
-  dependencies(): Promise<Readonly<Record<string, boolean>>>;
-  serving(): void;
-  draining(): void;
-}
+export type Readiness = ReturnType<typeof createReadiness>;
 
 export interface ReadinessOptions {
-  /** Longest a probe may take before it counts as failed. Default 2 s. */
+  /** Longest a probe may take before it counts as failed. */
   readonly timeoutMs?: number;
-  /** So a flood of unauthenticated /readyz requests cannot become a flood of upstream calls. Default 1 s. */
+  /** Reports younger than this are reused, so a flood of /readyz requests is no flood of upstream calls. */
   readonly maxAgeMs?: number;
   readonly now?: () => number;
   /** A dependency going down writes one line naming it and why (never a stack); one more when it is back. */
@@ -37,13 +29,12 @@ export interface ReadinessOptions {
   readonly phase?: Phase;
 }
 
-export function createReadiness(
-  probes: Readonly<Record<string, ReadinessProbe>>,
-  options: ReadinessOptions = {},
-): Readiness {
-  const timeoutMs = options.timeoutMs ?? 2000;
-  const maxAgeMs = options.maxAgeMs ?? 1000;
-  const now = options.now ?? (() => performance.now());
+/**
+ * `report()` answers at once with the phase and each dependency as last probed (absent until probed),
+ * and starts a probe when that is stale; `dependencies()` probes, concurrent calls sharing one run.
+ */
+export function createReadiness(probes: Readonly<Record<string, ReadinessProbe>>, options: ReadinessOptions = {}) {
+  const { timeoutMs = 2000, maxAgeMs = 1000, now = () => performance.now() } = options;
   let phase: Phase = options.phase ?? 'starting';
   let checks: Readonly<Record<string, boolean>> = {};
   let checkedAt: number | undefined;
@@ -66,7 +57,7 @@ export function createReadiness(
     return next;
   }
 
-  const dependencies = () => {
+  const dependencies = (): Promise<Readonly<Record<string, boolean>>> => {
     if (checkedAt !== undefined && now() - checkedAt < maxAgeMs) return Promise.resolve(checks);
     running ??= run().finally(() => {
       checkedAt = now();
@@ -76,15 +67,15 @@ export function createReadiness(
   };
 
   return {
-    report() {
+    report(): { ready: boolean; phase: Phase; checks: Readonly<Record<string, boolean>> } {
       void dependencies();
       return { ready: phase === 'serving', phase, checks };
     },
     dependencies,
-    serving() {
+    serving(): void {
       if (phase === 'starting') phase = 'serving';
     },
-    draining() {
+    draining(): void {
       phase = 'draining';
     },
   };

@@ -1,18 +1,11 @@
 import type { Logger } from 'pino';
 
-export interface RefusalLog {
-  /** Whether this refusal gets its own line; if not, it is counted into the next summary line. */
-  admit(reason: string): boolean;
-  /** Writes what is counted. */
-  close(): void;
-}
-
 /**
  * Anyone can send refused requests as fast as the network carries them, so one line each would let
  * them fill the disk. Past `linesPerSecond` (a few KB a second: enough to see who is knocking), they
  * are counted by reason and written as one line every `summaryEveryMs`.
  */
-export function createRefusalLog(logger: Logger, { linesPerSecond = 20, summaryEveryMs = 10_000 } = {}): RefusalLog {
+export function createRefusalLog(logger: Logger, { linesPerSecond = 20, summaryEveryMs = 10_000 } = {}) {
   let secondStartedAt = 0;
   let linesThisSecond = 0;
   let counted = new Map<string, number>();
@@ -30,7 +23,8 @@ export function createRefusalLog(logger: Logger, { linesPerSecond = 20, summaryE
   };
 
   return {
-    admit(reason) {
+    /** Whether this refusal gets its own line; if not, it is counted into the next summary line. */
+    admit(reason: string): boolean {
       const nowMs = performance.now();
       if (nowMs - secondStartedAt >= 1000) {
         secondStartedAt = nowMs;
@@ -44,6 +38,7 @@ export function createRefusalLog(logger: Logger, { linesPerSecond = 20, summaryE
       timer ??= setTimeout(summarize, summaryEveryMs).unref(); // never keeps the process alive
       return false;
     },
+    /** Writes what is counted. */
     close: summarize,
   };
 }

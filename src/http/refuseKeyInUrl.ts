@@ -5,6 +5,9 @@ import { urlHoldsKey } from '../auth/keyInUrl.js';
 
 /** Query names under which people paste keys into URLs; such a key is burned, whatever its text. */
 const KEY_NAMES = new Set(['api_key', 'apikey', 'api-key', 'x-api-key', 'key', 'token', 'access_token']);
+/** Every such name holds `key` or `token`, or an escape: other query strings are not parsed here. */
+const MAY_NAME_A_KEY = /key|token|%/i;
+const namesKey = (name: string) => KEY_NAMES.has(name.toLowerCase());
 
 /**
  * A key in a URL has been written to proxies' and browsers' logs: refuse it before routing (else a
@@ -12,15 +15,8 @@ const KEY_NAMES = new Set(['api_key', 'apikey', 'api-key', 'x-api-key', 'key', '
  */
 export function refuseKeyInUrl(): Middleware<AppState> {
   return async (ctx, next) => {
-    if (urlHoldsKey(ctx.originalUrl)) throw authFailure('key_in_query');
-    if (
-      MAY_NAME_A_KEY.test(ctx.querystring) &&
-      Object.keys(ctx.query).some((name) => KEY_NAMES.has(name.toLowerCase()))
-    )
-      throw authFailure('key_in_query');
+    const keyInQuery = MAY_NAME_A_KEY.test(ctx.querystring) && Object.keys(ctx.query).some(namesKey);
+    if (keyInQuery || urlHoldsKey(ctx.originalUrl)) throw authFailure('key_in_query');
     await next();
   };
 }
-
-/** Every key-like name holds `key` or `token`, or an escape: other query strings are not parsed here. */
-const MAY_NAME_A_KEY = /key|token|%/i;

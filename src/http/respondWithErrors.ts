@@ -1,4 +1,4 @@
-import type { ParameterizedContext } from 'koa';
+import { HttpError, type ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 import { failureBody } from '../envelope.js';
@@ -26,24 +26,15 @@ export function respondWithError(ctx: ParameterizedContext<AppState>, err: unkno
  * A 503 that asks to come back later (shed load, the key service or the limiter's Redis down: each
  * seen in metrics and readiness) is a refusal like a 401, not a fault: a stack for each would flood the log.
  */
-function refusesForNow(apiError: ApiError): boolean {
-  if (apiError.status !== 503) return false;
-  if (apiError.reason === 'limiter_unavailable') return true;
-  if (!(apiError.cause instanceof UpstreamError)) return false;
-  return apiError.cause.failure === 'throttled' || apiError.cause.upstream === 'key-service';
+function refusesForNow({ status, reason, cause }: ApiError): boolean {
+  if (status !== 503) return false;
+  const upstreamDown =
+    cause instanceof UpstreamError && (cause.failure === 'throttled' || cause.upstream === 'key-service');
+  return upstreamDown || reason === 'limiter_unavailable';
 }
 
-/** Koa's own client errors (http-errors with expose) are the caller's fault: 400, not 500. */
+/** Koa's own client errors (http-errors it exposes) are the caller's fault: 400, not 500. */
 function fromKoaError(err: unknown): unknown {
-  if (err instanceof ApiError) return err;
-  if (typeof err === 'object' && err !== null && 'status' in err && 'expose' in err) {
-    const status = Number((err as { status: unknown }).status);
-    if ((err as { expose: unknown }).expose === true && status >= 400 && status < 500) {
-      return new ApiError('BAD_REQUEST', 'The request could not be read.', {
-        reason: 'unreadable_request',
-        cause: err,
-      });
-    }
-  }
-  return err;
+  if (!(err instanceof HttpError && err.expose && err.status >= 400 && err.status < 500)) return err;
+  return new ApiError('BAD_REQUEST', 'The request could not be read.', { reason: 'unreadable_request', cause: err });
 }

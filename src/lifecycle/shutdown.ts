@@ -4,7 +4,7 @@ import { withDeadline } from '../upstream/deadline.js';
 
 export interface ShutdownOptions {
   readonly server: Server;
-  /** Run in order once no request is left, each told the milliseconds left: usage flush first. */
+  /** Run in order once no request is left, each told the milliseconds left. */
   readonly closers: ReadonlyArray<(remainingMs: number) => Promise<void>>;
   readonly logger: Logger;
   /**
@@ -12,44 +12,35 @@ export interface ShutdownOptions {
    * while its readiness fails, so the load balancer stops sending before it stops listening. Default 0.
    */
   readonly delayMs?: number;
-  /** Called at once when the shutdown starts, before the delay (readiness turns 503). */
+  /** Called at once, before the delay (readiness turns 503). */
   readonly onDraining?: () => void;
   /** From the end of the delay to the exit. Default SHUTDOWN_DEADLINE_MS. */
   readonly deadlineMs?: number;
   /** How long requests in flight may take before their connections are cut. Default 60 % of the deadline. */
   readonly drainMs?: number;
-  /** Default SIGTERM and SIGINT; [] installs no handler. */
+  /** Default SIGTERM and SIGINT, and process.exit. */
   readonly signals?: readonly NodeJS.Signals[];
-  /** Default process.exit. */
   readonly exit?: (code: number) => void;
   /** Answers a request still running at the drain limit that has sent nothing yet; without it, it is cut. */
   readonly answerUnfinished?: (res: ServerResponse) => void;
 }
 
-export interface ShutdownHandle {
-  /** Starts the shutdown; every later call gets the same run. Resolves with the exit code. */
-  shutdown(reason: string): Promise<number>;
-  /** Removes the signal handlers. */
-  uninstall(): void;
-}
+/** `shutdown(reason)` starts it (every later call gets the same run) and resolves with the exit code. */
+export type ShutdownHandle = ReturnType<typeof installShutdown>;
 
 /** How long a shutdown may take, from the signal (after the drain delay) to the exit. */
 export const SHUTDOWN_DEADLINE_MS = 10_000;
 /** Time kept back from the closers for the last log line and the exit. */
 const EXIT_MARGIN_MS = 200;
-const IDLE_SWEEP_MS = 100;
 
 /**
- * One orderly shutdown, however many signals arrive: operators signal the whole process group (npm
- * does not forward signals), so the same SIGTERM may come twice; later ones change nothing, so the
- * default action (exit at once, losing unflushed usage) never runs.
- *
+ * One orderly shutdown, however many signals arrive (the process group and the process may both get a
+ * SIGTERM): later ones change nothing, so the default action (exit at once, losing usage) never runs.
  * Order: readiness fails; after a SIGTERM, keep serving for delayMs; stop accepting connections; let
- * requests in flight finish (their connections close after the answer, idle ones at once) until the
- * drain limit, then answer those that sent nothing and cut the rest; the closers in order; exit 0, or
- * 1 if a step failed or the deadline passed.
+ * requests in flight finish until the drain limit, then answer those that sent nothing and cut the
+ * rest; the closers in order; exit 0, or 1 if a step failed or the deadline passed.
  */
-export function installShutdown(options: ShutdownOptions): ShutdownHandle {
+export function installShutdown(options: ShutdownOptions) {
   const { server, closers, logger, answerUnfinished } = options;
   const deadlineMs = options.deadlineMs ?? SHUTDOWN_DEADLINE_MS;
   const drainMs = options.drainMs ?? Math.floor(deadlineMs * 0.6);
@@ -87,24 +78,20 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
     );
     const drained = new Promise<void>((resolve) => server.close(() => resolve()));
     // Node closes only the connections idle at close(); those whose answer ends later would wait out keep-alive.
-    const sweep = setInterval(() => server.closeIdleConnections(), IDLE_SWEEP_MS);
+    const sweep = setInterval(() => server.closeIdleConnections(), 100);
     const drainedInTime = await withDeadline(drainMs, () => drained, 'drain').then(
       () => true,
       () => false,
     );
     clearInterval(sweep);
     if (!drainedInTime) {
-      let answered = 0;
-      for (const res of inFlight) {
-        if (answerUnfinished === undefined || res.headersSent) continue;
-        answerUnfinished(res);
-        answered += 1;
-      }
+      const unanswered = answerUnfinished ? [...inFlight].filter((res) => !res.headersSent) : [];
+      for (const res of unanswered) answerUnfinished?.(res);
       logger.warn(
-        { unfinished: inFlight.size, answered },
+        { unfinished: inFlight.size, answered: unanswered.length },
         'requests still running at the drain limit: answering those that sent nothing, cutting the rest',
       );
-      if (answered === 0) server.closeAllConnections();
+      if (unanswered.length === 0) server.closeAllConnections();
       else {
         // The answered connections close once their answer is written (Connection: close).
         for (const res of inFlight) if (!res.writableEnded) res.socket?.destroy();
@@ -138,7 +125,7 @@ export function installShutdown(options: ShutdownOptions): ShutdownHandle {
 
   return {
     shutdown,
-    uninstall() {
+    uninstall(): void {
       for (const signal of signals) process.off(signal, onSignal);
       server.off('request', track);
     },
