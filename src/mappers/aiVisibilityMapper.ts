@@ -1,12 +1,11 @@
+import type { AiVisibilityQuery } from '../generated/graphql.js';
 import type { AiVisibilityPayload, AiVisibilitySetupRequired } from '../routes/payloadSchemas.js';
 import { setupRequired } from './setupRequired.js';
 import { toUtcTimestamp } from './utcTimestamp.js';
 
-export interface AiVisibilityProgram {
-  promptCounts: { active: number; paused: number };
-  /** Newest first; only the first is read. */
-  rollups: ReadonlyArray<{ scoreBps: number; appearanceRate: number; shareOfVoice: number; computedAt: string }>;
-}
+type ProgramSite = NonNullable<AiVisibilityQuery['organization']>['siteLookup'][number];
+/** A site's AI visibility program; its rollups come newest first, and only the first is read. */
+export type AiVisibilityProgram = NonNullable<ProgramSite['aiVisibility']>;
 
 /** The newest 30-day rollup and prompt counts; no program → the setup-required answer. */
 export function toAiVisibilityPayload(

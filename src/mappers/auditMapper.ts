@@ -1,3 +1,4 @@
+import type { AuditSeverity } from '../generated/graphql.js';
 import type { AuditPayload, AuditSetupRequired } from '../routes/payloadSchemas.js';
 import { setupRequired } from './setupRequired.js';
 import { toUtcTimestamp } from './utcTimestamp.js';
@@ -11,7 +12,7 @@ export interface CompletedAuditRun {
     contentDecay: number | null;
     technical: number | null;
   } | null;
-  issueSummary: ReadonlyArray<{ severity: 'CRITICAL' | 'WARNING' | 'INFO'; count: number }>;
+  issueSummary: ReadonlyArray<{ severity: AuditSeverity; count: number }>;
 }
 
 const COUNT_FIELD = { CRITICAL: 'critical', WARNING: 'warn', INFO: 'info' } as const;

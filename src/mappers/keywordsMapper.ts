@@ -1,13 +1,11 @@
+import type { KeywordsQuery } from '../generated/graphql.js';
 import type { PublicKeyword } from '../routes/payloadSchemas.js';
 import { compareCodePoints } from './codePointOrder.js';
 import { toPublicPosition } from './rankingsMapper.js';
 
-export interface TrackedKeywordNode {
-  keyword: string;
-  position: number | null;
-  searchVolume: number | null;
-  cluster: { label: string } | null;
-}
+/** One page of tracked keywords of a site, as the platform answers it. */
+export type TrackedKeywordPage = NonNullable<KeywordsQuery['organization']>['siteLookup'][number]['ranked'];
+export type TrackedKeywordNode = TrackedKeywordPage['edges'][number]['node'];
 
 /** Best position first (ties by text, code point order), then unranked keywords by text. */
 export function toKeywords(nodes: readonly TrackedKeywordNode[], limit: number): PublicKeyword[] {

@@ -1,16 +1,10 @@
+import type { RankingsQuery } from '../generated/graphql.js';
 import type { Mover } from '../routes/payloadSchemas.js';
 import { compareCodePoints } from './codePointOrder.js';
 
-export interface RankEntry {
-  keywordId: string;
-  keyword: string;
-  position: number | null;
-}
-
-export interface StartEntry {
-  keywordId: string;
-  position: number | null;
-}
+type RankedSite = NonNullable<RankingsQuery['organization']>['siteLookup'][number];
+export type RankEntry = NonNullable<RankedSite['latest']>['entries'][number];
+export type StartEntry = NonNullable<RankedSite['start']>['entries'][number];
 
 /** The platform writes "not ranked in the top 100" as 0 or null; the public API as null. */
 export function toPublicPosition(position: number | null | undefined): number | null {

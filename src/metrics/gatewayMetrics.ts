@@ -26,6 +26,8 @@ export function createGatewayMetrics(options: { readonly processMetrics?: boolea
   const registry = new Registry();
   const registers = [registry];
   if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
+  const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
+    new Counter({ name: `${PREFIX}${name}`, help, labelNames, registers });
 
   const httpSeconds = new Histogram({
     name: 'http_server_request_duration_seconds',
@@ -43,29 +45,23 @@ export function createGatewayMetrics(options: { readonly processMetrics?: boolea
       buckets: UPSTREAM_SECONDS_BUCKETS,
       registers,
     });
-    const errors = new Counter({
-      name: `${PREFIX}${upstream}_request_errors_total`,
-      help: `Failed ${what}s, by operation and failure.`,
-      labelNames: ['operation', 'failure'] as const,
-      registers,
-    });
+    const errors = counter(`${upstream}_request_errors_total`, `Failed ${what}s, by operation and failure.`, [
+      'operation',
+      'failure',
+    ]);
     return (operation: string, elapsed: number, outcome: UpstreamOutcome): void => {
       seconds.observe({ operation, outcome }, elapsed);
       if (outcome !== 'ok') errors.inc({ operation, failure: outcome });
     };
   };
-  const cacheLookups = new Counter({
-    name: `${PREFIX}cache_lookups_total`,
-    help: 'Answer cache lookups, by result (hit, miss, stale).',
-    labelNames: ['result'] as const,
-    registers,
-  });
-  const limiterDecisions = new Counter({
-    name: `${PREFIX}limiter_decisions_total`,
-    help: 'Request limiter decisions (allowed, limited, unavailable).',
-    labelNames: ['decision'] as const,
-    registers,
-  });
+  const cacheLookups = counter('cache_lookups_total', 'Answer cache lookups, by result (hit, miss, stale).', [
+    'result',
+  ]);
+  const limiterDecisions = counter(
+    'limiter_decisions_total',
+    'Request limiter decisions (allowed, limited, unavailable).',
+    ['decision'],
+  );
   /** A gauge asked at every scrape from a reader given later; no reader, or one that throws, reads `fallback`. */
   const readGauge = (name: string, help: string, fallback: number) => {
     let read: (() => number) | undefined;
@@ -108,16 +104,11 @@ export function createGatewayMetrics(options: { readonly processMetrics?: boolea
     'Usage events accepted by this instance and not yet acknowledged by the key service.',
     0,
   );
-  const usageFlushed = new Counter({
-    name: `${PREFIX}usage_events_flushed_total`,
-    help: 'Usage events acknowledged by the key service.',
-    registers,
-  });
-  const usageFlushFailed = new Counter({
-    name: `${PREFIX}usage_events_flush_failed_total`,
-    help: 'Usage events in batches that failed to send (they are retried).',
-    registers,
-  });
+  const usageFlushed = counter('usage_events_flushed_total', 'Usage events acknowledged by the key service.');
+  const usageFlushFailed = counter(
+    'usage_events_flush_failed_total',
+    'Usage events in batches that failed to send (they are retried).',
+  );
 
   return {
     registry,

@@ -1,4 +1,4 @@
-import type { HeaderObject, ParameterObject } from 'openapi3-ts/oas31';
+import type { HeaderObject, ParameterObject, SchemaObject } from 'openapi3-ts/oas31';
 import type { ErrorCode } from '../errors.js';
 import { REQUEST_ID_PATTERN } from '../http/requestId.js';
 import { CALLER_VARY as VARY } from '../http/securityHeaders.js';
@@ -105,71 +105,48 @@ export const requestHeaderParameters: Record<string, ParameterObject> = {
   },
 };
 
+/** A response header whose values are strings of `schema`; only Age is sometimes absent from its answers. */
+const header = (description: string, schema: SchemaObject, required = true): HeaderObject => ({
+  description,
+  ...(required ? { required } : {}),
+  schema: { type: 'string', ...schema },
+});
+
 /** Response headers by their HTTP name; in the document's components the name without hyphens. */
 export const responseHeaders: Record<string, HeaderObject> = {
-  'X-Request-Id': {
-    description: `This answer's request id: ${requestIdText}`,
-    required: true,
-    schema: { type: 'string', pattern: REQUEST_ID_PATTERN.source },
-  },
-  'RateLimit-Policy': {
-    description:
-      "The request limit of the key's organization (draft-ietf-httpapi-ratelimit-headers): `q` requests per `w` seconds.",
-    required: true,
-    schema: { type: 'string', pattern: '^"[^"]+";q=\\d+;w=\\d+$' },
-  },
-  RateLimit: {
-    description: 'What is left of the request limit: `r` requests remain; the window resets in `t` seconds.',
-    required: true,
-    schema: { type: 'string', pattern: '^"[^"]+";r=\\d+;t=\\d+$' },
-  },
-  'Retry-After': {
-    description: 'Seconds to wait before retrying.',
-    required: true,
-    schema: { type: 'string', pattern: '^[1-9][0-9]*$' },
-  },
-  ETag: {
-    description: 'Strong validator of the answer; send it back in If-None-Match to get 304 while it is unchanged.',
-    required: true,
-    schema: { type: 'string', pattern: '^"[^"]*"$' },
-  },
-  'Cache-Control': {
-    description:
-      'Answers are private to the organization and fresh for the gateway cache TTL (`private, max-age=30`); ' +
+  'X-Request-Id': header(`This answer's request id: ${requestIdText}`, { pattern: REQUEST_ID_PATTERN.source }),
+  'RateLimit-Policy': header(
+    "The request limit of the key's organization (draft-ietf-httpapi-ratelimit-headers): `q` requests per `w` seconds.",
+    { pattern: '^"[^"]+";q=\\d+;w=\\d+$' },
+  ),
+  RateLimit: header('What is left of the request limit: `r` requests remain; the window resets in `t` seconds.', {
+    pattern: '^"[^"]+";r=\\d+;t=\\d+$',
+  }),
+  'Retry-After': header('Seconds to wait before retrying.', { pattern: '^[1-9][0-9]*$' }),
+  ETag: header('Strong validator of the answer; send it back in If-None-Match to get 304 while it is unchanged.', {
+    pattern: '^"[^"]*"$',
+  }),
+  'Cache-Control': header(
+    'Answers are private to the organization and fresh for the gateway cache TTL (`private, max-age=30`); ' +
       '`no-store` when the gateway cache is off.',
-    required: true,
-    schema: { type: 'string', pattern: '^(private, max-age=\\d+|no-store)$' },
-  },
-  'Cache-Status': {
-    description:
-      'RFC 9211, one entry for the gateway: `gateway; hit; ttl=<seconds left>` served from its cache; ' +
+    { pattern: '^(private, max-age=\\d+|no-store)$' },
+  ),
+  'Cache-Status': header(
+    'RFC 9211, one entry for the gateway: `gateway; hit; ttl=<seconds left>` served from its cache; ' +
       "`gateway; fwd=miss` fetched now (`; collapsed` when it shared another request's fetch); " +
       '`gateway; fwd=stale; ttl=<negative>; detail=stale-if-error` a recent answer stands in because the data ' +
       'source failed; `gateway; fwd=bypass` the cache is off.',
-    required: true,
-    schema: {
-      type: 'string',
+    {
       pattern:
         '^gateway; (hit; ttl=-?\\d+|fwd=miss(; collapsed)?|fwd=stale; ttl=-?\\d+; detail=stale-if-error|fwd=bypass)$',
     },
-  },
-  Age: {
-    description: 'Seconds since the gateway fetched the answer; absent when fetched now or when the cache is off.',
-    schema: { type: 'string', pattern: '^\\d+$' },
-  },
-  Vary: {
-    description: `Answers differ by key: \`${VARY}\`.`,
-    required: true,
-    schema: { type: 'string', const: VARY },
-  },
-  'WWW-Authenticate': {
-    description: 'How to authenticate: `Bearer`.',
-    required: true,
-    schema: { type: 'string', pattern: '^Bearer' },
-  },
-  Allow: {
-    description: 'The methods the path accepts.',
-    required: true,
-    schema: { type: 'string', const: ALLOW },
-  },
+  ),
+  Age: header(
+    'Seconds since the gateway fetched the answer; absent when fetched now or when the cache is off.',
+    { pattern: '^\\d+$' },
+    false,
+  ),
+  Vary: header(`Answers differ by key: \`${VARY}\`.`, { const: VARY }),
+  'WWW-Authenticate': header('How to authenticate: `Bearer`.', { pattern: '^Bearer' }),
+  Allow: header('The methods the path accepts.', { const: ALLOW }),
 };

@@ -7,7 +7,7 @@ import { cacheControlField, cacheStatusField, matchesIfNoneMatch } from '../cach
 import { ApiError, UpstreamError } from '../errors.js';
 import type { PlatformClient } from '../platform/platformClient.js';
 import type { Services } from '../services.js';
-import { inSpan, tracingOn } from '../telemetry/spans.js';
+import { inSpan } from '../telemetry/spans.js';
 import { documentedSchemas } from './payloadSchemas.js';
 import { type QueryValues, queryReader, type RouteQuery } from './queryRules.js';
 
@@ -95,14 +95,11 @@ export function handleRoute(
     const organizationId = principal.organizationId;
     const { key, site } = cacheKeyFor(organizationId, route.path, request.params);
     const load = () => request.load({ platform, organizationId }).catch(asPlatformFailure);
-    // Untraced, the lookup is awaited directly: no span to hold, no extra async step.
-    const result = tracingOn()
-      ? await inSpan('cache', async (span) => {
-          const found = await cache.get(key, load, site);
-          span.setAttribute('cache.result', found.status);
-          return found;
-        })
-      : await cache.get(key, load, site);
+    const result = await inSpan('cache', async (span) => {
+      const found = await cache.get(key, load, site);
+      span.setAttribute('cache.result', found.status);
+      return found;
+    });
     metrics?.cacheLookup(result.status);
     const { answer } = result;
     const res = ctx.res;

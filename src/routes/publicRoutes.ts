@@ -10,7 +10,7 @@ import {
 } from '../generated/graphql.js';
 import { toAiVisibilityPayload } from '../mappers/aiVisibilityMapper.js';
 import { toAuditPayload } from '../mappers/auditMapper.js';
-import { type TrackedKeywordNode, toKeywords } from '../mappers/keywordsMapper.js';
+import { type TrackedKeywordNode, type TrackedKeywordPage, toKeywords } from '../mappers/keywordsMapper.js';
 import { toMovers } from '../mappers/rankingsMapper.js';
 import type { PlatformClient } from '../platform/platformClient.js';
 import {
@@ -140,11 +140,6 @@ export function singleSite<S>(organization: { readonly siteLookup: readonly S[] 
   return matches[0] as S;
 }
 
-interface KeywordPage {
-  edges: ReadonlyArray<{ node: TrackedKeywordNode }>;
-  pageInfo: { hasNextPage: boolean; endCursor: string | null };
-}
-
 /**
  * The first `limit` keywords of a site in public order: ranked ones best first, then unranked ones
  * by text. One call fetches the first page of each kind; further pages only while rows are missing.
@@ -164,7 +159,7 @@ async function fetchTrackedKeywords(
   });
   const match = singleSite(answer.organization);
 
-  const collect = async (first: KeywordPage, ranked: boolean, wanted: number): Promise<TrackedKeywordNode[]> => {
+  const collect = async (first: TrackedKeywordPage, ranked: boolean, wanted: number): Promise<TrackedKeywordNode[]> => {
     const nodes = first.edges.map((edge) => edge.node);
     let pageInfo = first.pageInfo;
     // Bounded: each page adds rows, and no answer needs more than `wanted` of them.
