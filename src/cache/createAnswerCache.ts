@@ -53,7 +53,6 @@ interface Entry {
 
 const ENTRY_OVERHEAD_BYTES = 128;
 
-/** Serializes a payload into its success envelope once, tagged over its bytes. */
 export function serializeAnswer(payload: unknown): StoredAnswer {
   const body = JSON.stringify(successBody(payload));
   const site: unknown = (payload as { site?: unknown } | null)?.site;

@@ -2,7 +2,6 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { CacheStatus } from '../cache/createAnswerCache.js';
 import type { UpstreamFailure } from '../errors.js';
 
-/** What the request limiter decided for one request. */
 export type LimiterOutcome = 'allowed' | 'limited' | 'unavailable';
 
 /** How an upstream call ended: the shape the platform client's `onCall` already reports. */
@@ -123,7 +122,6 @@ export function createGatewayMetrics(options: { readonly processMetrics?: boolea
     cacheLookup: (result: CacheStatus) => cacheLookups.inc({ result }),
     limiterDecision: (decision: LimiterOutcome) => limiterDecisions.inc({ decision }),
     observeLimiterAvailability: (read: () => boolean) => observeLimiterAvailable(() => (read() ? 1 : 0)),
-    /** The shared dependencies (platform, key service, Redis), each up or not. */
     observeDependencies(read: () => Promise<Readonly<Record<string, boolean>>>) {
       readDependencies = read;
     },

@@ -59,7 +59,6 @@ const SUCCESS_HEADERS = ['RateLimit-Policy', 'RateLimit', 'ETag', 'Cache-Control
 
 const ref = (kind: string, name: string): ReferenceObject => ({ $ref: `#/components/${kind}/${name}` });
 
-/** The name of a response header among the document's components. */
 const headerComponent = (name: string): string => name.replaceAll('-', '');
 
 /** X-Request-Id and the named headers; a trailing `?` marks one that only some answers of the status carry. */
