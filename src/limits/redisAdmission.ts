@@ -21,9 +21,10 @@ export interface RedisAdmissionOptions extends AdmissionOptions {
   /** The shared connection; admission never closes it. */
   readonly redis: RedisConnection;
   readonly logger: Logger;
-  /** Places leased here and unused for this long go back. Default 1 s. */
-  readonly idleMs?: number;
 }
+
+/** Places leased here and unused for this long go back. */
+const IDLE_MS = 1000;
 
 /** A window's key outlives its window by this much, so an instance whose clock runs a little behind still finds it. */
 const CLOCK_SKEW_MARGIN_MS = 10_000;
@@ -65,15 +66,9 @@ const sameVerification = (a: CallerUsage | undefined, b: CallerUsage | undefined
     a.acknowledgedBefore === b.acknowledgedBefore &&
     a.periodEnd.getTime() === b.periodEnd.getTime());
 
-/**
- * Admission shared by every instance on one Redis (admissionScript.ts, src/usage/README.md):
- * one script call per organization at a time; requests arriving meanwhile ask together in
- * the next, plus a lease (leases.ts) valid for its window and verification. Redis not
- * ready or not answering in time: refused with 503, never let through unchecked.
- */
+/** Admission shared by every instance on one Redis (src/usage/README.md): one script call per organization at a time. */
 export function createRedisAdmission(options: RedisAdmissionOptions): Admission & { readonly ledger: UsageLedger } {
   const { requests, windowSeconds, redis, logger } = options;
-  const idleMs = options.idleMs ?? 1000;
   const windowMs = windowSeconds * 1000;
   const policy = { limit: requests, windowSeconds };
   const instanceId = randomUUID();
@@ -293,36 +288,31 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
   let lastRenewMs = Date.now();
   const tick = setInterval(() => {
     const nowMs = Date.now();
-    for (const queue of queues.values()) if (!queue.calling && nowMs - queue.lastTakeMs >= idleMs) dropLeased(queue);
+    for (const queue of queues.values()) if (!queue.calling && nowMs - queue.lastTakeMs >= IDLE_MS) dropLeased(queue);
     if (nowMs - lastRenewMs < FIELD_LIFETIME_MS / 3) return;
     lastRenewMs = nowMs;
     for (const [organizationId, counts] of calls.all) {
       if (counts.inFlight !== 0 || ceilings.has(organizationId)) writeSoon(organizationId);
     }
-  }, idleMs);
+  }, IDLE_MS);
   tick.unref();
 
-  const ledger: UsageLedger = {
-    ...calls.ledger,
-    // Calls taken over from another instance stay counted in its field (folded into `gone` once
-    // it is dead); their acknowledgement here subtracts them.
-    adopted() {},
-    async beforeVerify(organizationId) {
-      // The key's organization is not known yet: its answer is asked again, knowing it.
-      if (organizationId === undefined) return { acknowledgedFor: () => null, end() {} };
-      if (closed || !redisReady(redis)) throw unavailable(new Error('redis not ready'));
-      let acknowledged: number;
-      try {
-        acknowledged = await withinCommandTimeout(() => redis.acknowledgedCalls(ceilingKey(organizationId)));
-      } catch (err: unknown) {
-        throw unavailable(err);
-      }
-      return { acknowledgedFor: (answered) => (answered === organizationId ? acknowledged : null), end() {} };
-    },
-  };
-
   return {
-    ledger,
+    ledger: {
+      ...calls.ledger,
+      // Calls taken over from another instance stay counted in its field (folded into `gone` once
+      // it is dead); their acknowledgement here subtracts them.
+      adopted() {},
+      async beforeVerify(organizationId) {
+        // The key's organization is not known yet: its answer is asked again, knowing it.
+        if (organizationId === undefined) return { acknowledgedFor: () => null, end() {} };
+        if (closed || !redisReady(redis)) throw unavailable(new Error('redis not ready'));
+        const acknowledged = await withinCommandTimeout(() =>
+          redis.acknowledgedCalls(ceilingKey(organizationId)),
+        ).catch((err: unknown) => Promise.reject(unavailable(err)));
+        return { acknowledgedFor: (answered) => (answered === organizationId ? acknowledged : null), end() {} };
+      },
+    },
     take(organizationId, nowMs, usage) {
       if (closed || !redisReady(redis)) return Promise.reject(unavailable(new Error('redis not ready')));
       if (usage?.ceiling === null) ceilings.delete(organizationId);

@@ -6,14 +6,11 @@ import type { UsageEvent } from './usageEvent.js';
 import { entryValues, readEntries, type StoredRound } from './usageStreamEntry.js';
 
 /**
- * The copy in Redis of the usage events the instances keep (README.md): one stream, one entry per
- * round, each pending for the instance that wrote it in one consumer group; a lease per instance on
- * Redis's clock; the count of the stream's events. One hash tag: one cluster node. Only
- * non-blocking commands: the connection is the one the request path shares.
+ * The copy in Redis of the usage events the instances keep (README.md). One hash tag: one cluster node.
+ * Only non-blocking commands: the connection is the one the request path shares.
  */
 export type UsageStream = ReturnType<typeof createUsageStream>;
 
-// Each takes the four keys, the group and the consumer, then its own arguments.
 declare module 'ioredis' {
   interface RedisCommander<Context> {
     appendUsage(...keysAndArgs: string[]): Result<[string[], unknown], Context>;
@@ -116,18 +113,9 @@ end
 redis.call('SET', KEYS[2], math.max(waiting, 0))
 return waiting`;
 
-export interface UsageStreamOptions {
-  readonly redis: RedisConnection;
-  /** Default USAGE_STREAM_KEY; tests use their own. */
-  readonly key?: string;
-  /** Default: host name, pid and a random part, unique per process. */
-  readonly consumer?: string;
-}
-
-export function createUsageStream(options: UsageStreamOptions) {
-  const { redis } = options;
-  const key = options.key ?? USAGE_STREAM_KEY;
-  const consumer = options.consumer ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+export function createUsageStream({ redis }: { readonly redis: RedisConnection }) {
+  const key = USAGE_STREAM_KEY;
+  const consumer = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const keys = [key, usageWaitingKey(key), `${key}:leases`, `${key}:rounds`] as const;
   const ours = [...keys, USAGE_STREAM_GROUP, consumer] as const;
   for (const [name, lua] of Object.entries({
