@@ -68,8 +68,8 @@ const hostPorts = unsetIfEmpty(
     .string()
     .transform((value) =>
       value
-        .split(',')
-        .map((item) => item.trim())
+        .trim()
+        .split(/\s*,\s*/)
         .filter((item) => item !== ''),
     )
     .pipe(z.array(hostPort).min(1, { error: (issue) => `${variable(issue)} must name at least one host:port` }))
@@ -170,8 +170,6 @@ export type RedisTarget = {
 
 /** Typed and frozen; `upstreams` null: run the embedded local ones; `redis` null: count in this process. */
 export type Config = ReturnType<typeof loadConfig>;
-
-export type TracingConfig = NonNullable<Config['tracing']>;
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {

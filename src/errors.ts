@@ -22,11 +22,7 @@ export type ErrorCode = keyof typeof STATUS_BY_CODE;
 /** Every code, in the order above: the OpenAPI document's enum is generated from it. */
 export const ERROR_CODES = Object.keys(STATUS_BY_CODE) as [ErrorCode, ...ErrorCode[]];
 
-/**
- * Every `reason` the gateway sends, with the one code it refines. Closed, and always carried, so the
- * document's enums (generated from it) list every value a consumer can meet. A 429 is the caller's
- * own excess; a 503 is the gateway's own unavailability.
- */
+/** Every `reason` the gateway sends, with the one code it refines: closed, so the document's enums list every value. */
 export const CODE_BY_REASON = Object.freeze({
   missing_key: 'UNAUTHORIZED',
   malformed_key: 'UNAUTHORIZED',
@@ -77,14 +73,6 @@ export type ReasonOf<C extends ErrorCode> = {
   [R in ErrorReason]: (typeof CODE_BY_REASON)[R] extends C ? R : never;
 }[ErrorReason];
 
-export interface ApiErrorOptions<C extends ErrorCode = ErrorCode> {
-  /** A stable, machine-readable refinement of the code (e.g. `expired_key`). */
-  reason: ReasonOf<C>;
-  /** Response headers that belong to this failure (Retry-After, Allow, WWW-Authenticate). */
-  headers?: Record<string, string>;
-  cause?: unknown;
-}
-
 /** A failure whose code and message are safe to show to the consumer. */
 export class ApiError<out C extends ErrorCode = ErrorCode> extends Error {
   readonly status: number;
@@ -94,7 +82,8 @@ export class ApiError<out C extends ErrorCode = ErrorCode> extends Error {
   constructor(
     readonly code: C,
     message: string,
-    options: ApiErrorOptions<C>,
+    // `headers`: those that belong to this failure (Retry-After, Allow, WWW-Authenticate).
+    options: { reason: ReasonOf<C>; headers?: Record<string, string>; cause?: unknown },
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ApiError';
@@ -143,16 +132,12 @@ export function toApiError(err: unknown): ApiError {
     return new ApiError('SERVICE_UNAVAILABLE', message, { reason: 'key_service_unavailable', ...options });
   }
   if (err.failure === 'timeout') {
-    return new ApiError('UPSTREAM_TIMEOUT', 'The data source did not answer in time.', {
-      reason: 'platform_timeout',
-      ...options,
-    });
+    const message = 'The data source did not answer in time.';
+    return new ApiError('UPSTREAM_TIMEOUT', message, { reason: 'platform_timeout', ...options });
   }
   if (err.failure === 'throttled') {
-    return new ApiError('SERVICE_UNAVAILABLE', 'The data source is busy. Retry later.', {
-      reason: 'platform_busy',
-      ...options,
-    });
+    const message = 'The data source is busy. Retry later.';
+    return new ApiError('SERVICE_UNAVAILABLE', message, { reason: 'platform_busy', ...options });
   }
   return new ApiError('UPSTREAM_ERROR', 'The data source failed to answer.', { reason: 'platform_failed', ...options });
 }

@@ -43,16 +43,10 @@ const MAX_HEADER_BYTES = 16 * 1024;
 /** Longest request target answered normally; beyond → 414. */
 const MAX_URL_BYTES = 8 * 1024;
 
-/**
- * Requests of one connection in progress at once: past it the connection stops reading, so what
- * a client pipelines beyond waits unread in the kernel and its memory here is bounded.
- */
+/** One connection's requests in progress at once: past it the connection stops reading (the rest waits unread). */
 const REQUESTS_IN_PROGRESS_PER_CONNECTION = 4;
 
-/**
- * Requests read but not begun at most. Node parses a whole network read (64 KiB, a thousand small
- * requests) before the pause takes hold; a client that sends more at once floods: it is closed.
- */
+/** Requests read but not begun (Node parses a whole network read before a pause holds): more closes it. */
 const REQUESTS_WAITING_PER_CONNECTION = 64;
 
 /** Share of maxConnections past which a new connection has idle keep-alive ones closed, before anyone is turned away. */
@@ -66,11 +60,7 @@ interface Connection {
   readonly waiting: Array<readonly [IncomingMessage, ServerResponse]>;
 }
 
-/**
- * The gateway's HTTP server: Node's timeouts set so slow clients cannot hold sockets, connections
- * capped per client, pipelining bounded, and oversized or unreadable requests answered in the
- * JSON envelope instead of Node's bare status line.
- */
+/** Timeouts against slow clients, connections capped per client, pipelining bounded, refusals in the envelope. */
 export function createHttpServer(app: { callback(): RequestListener }, options: HttpServerOptions = {}): Server {
   const setting = (name: keyof typeof HTTP_SERVER_DEFAULTS) => options[name] ?? HTTP_SERVER_DEFAULTS[name];
   const handle = app.callback();
@@ -199,10 +189,7 @@ function rejectionReason(code: string | undefined, rawPacket: Buffer | undefined
   return /^[A-Z]+ /.test(head) && (lineEnd === -1 || lineEnd > MAX_URL_BYTES) ? 'uri_too_long' : 'headers_too_large';
 }
 
-/**
- * The answer to a request still running when a shutdown's drain ends (lifecycle/shutdown.ts): a 503
- * rather than a cut connection. The headers its handler had set belonged to an answer that is not sent.
- */
+/** A 503 for a request still running when a shutdown's drain ends, rather than a cut connection. */
 export function answerDraining(res: ServerResponse): void {
   const requestId = requestIdOf(res.getHeader('X-Request-Id'));
   for (const name of res.getHeaderNames()) res.removeHeader(name);
@@ -241,11 +228,7 @@ export function rawAnswer(status: number, headers: Record<string, unknown>, body
   return Buffer.concat([Buffer.from(head, 'latin1'), Buffer.from(body)]);
 }
 
-/**
- * How long a connection answered with an error may linger. Ending alone only half-closes it (a client
- * that never closes its side would hold its slot for ever); destroying at once could reset it before
- * the client read its answer.
- */
+/** Ending alone only half-closes a connection; destroying at once could reset it before the client read its answer. */
 const ERROR_CLOSE_GRACE_MS = 500;
 
 /** Sends the last bytes of a connection, then destroys it once the grace has passed. */

@@ -1,5 +1,4 @@
 import type {
-  ExampleObject,
   OpenAPIObject,
   OperationObject,
   ParameterObject,
@@ -16,11 +15,8 @@ import type { PublicRoute } from '../routes/publicRoute.js';
 import { DESCRIPTION, FAILURES, requestHeaderParameters, responseHeaders } from './documentText.js';
 import { RECORDED_EXAMPLES } from './recordedExamples.js';
 
-/**
- * The OpenAPI 3.1 document, generated: schemas from the routes' zod declarations and the server's
- * closed unions of codes and reasons, one response per status the server can answer, examples
- * recorded from real answers over the demo data. Nothing in it is written twice by hand.
- */
+// The OpenAPI 3.1 document, generated from the routes' zod declarations, the closed unions of codes
+// and reasons, and examples recorded from real answers: nothing in it is written twice by hand.
 
 const ErrorEntry = z
   .object({
@@ -108,10 +104,7 @@ function operation(route: PublicRoute): OperationObject {
   };
 }
 
-/**
- * One query parameter per field of the route's zod query, as the parsed value reads (after the
- * lenient rules), with the value the first recorded answer echoes as its example.
- */
+/** One query parameter per field of the route's zod query (as parsed), the first recorded answer's echo as example. */
 function queryParameters(route: PublicRoute): ParameterObject[] {
   const [first] = Object.values(RECORDED_EXAMPLES.success[route.operationId] ?? {});
   const data = typeof first === 'object' && first !== null && 'data' in first ? first.data : null;
@@ -218,10 +211,7 @@ export function buildOpenApiDocument(
       // The recorded failures, one named example each, shared by every operation.
       examples: Object.fromEntries(
         Object.values(RECORDED_EXAMPLES.failures).flatMap((byName) =>
-          Object.entries(byName).map(([name, value]): [string, ExampleObject] => [
-            name,
-            { summary: name.replaceAll('_', ' '), value },
-          ]),
+          Object.entries(byName).map(([name, value]) => [name, { summary: name.replaceAll('_', ' '), value }]),
         ),
       ),
       securitySchemes: {

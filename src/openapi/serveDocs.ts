@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -42,22 +43,7 @@ export const DOCS_CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-const DOCS_PAGE = `<!DOCTYPE html>
-<html lang="en">
-  <head>
-    <meta charset="utf-8">
-    <meta name="viewport" content="width=device-width, initial-scale=1">
-    <title>SEO platform public REST API: reference</title>
-    <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
-    <link rel="icon" type="image/png" href="/docs/assets/favicon-32x32.png">
-  </head>
-  <body>
-    <div id="swagger-ui"></div>
-    <script src="/docs/assets/swagger-ui-bundle.js"></script>
-    <script src="/docs/assets/docs-init.js"></script>
-  </body>
-</html>
-`;
+const DOCS_PAGE = readFileSync(new URL('./docsPage.html', import.meta.url), 'utf8');
 
 /** Runs the page: the document's URL is fixed, and swagger-ui's online validator is off. */
 const DOCS_INIT_SCRIPT = `'use strict';

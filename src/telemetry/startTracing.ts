@@ -1,4 +1,4 @@
-import type { TracingConfig } from '../config.js';
+import type { Config } from '../config.js';
 import { markTracingOn } from './spans.js';
 
 export interface Tracing {
@@ -12,7 +12,7 @@ export interface Tracing {
  * propagated: no caller's baggage reaches an upstream. Imported only when tracing is configured,
  * so a gateway without it never loads the SDK.
  */
-export async function startTracing(config: TracingConfig): Promise<Tracing> {
+export async function startTracing(config: NonNullable<Config['tracing']>): Promise<Tracing> {
   const [
     sdk,
     { detectResources, envDetector, resourceFromAttributes },

@@ -17,7 +17,7 @@ import {
   VerificationSchema,
 } from './keyServiceContract.js';
 import { describe, failureFromStatus, failureFromThrown, headerText, retryAfterSeconds } from './upstreamFailure.js';
-import { createUpstreamHttp, type UpstreamHttp } from './upstreamHttp.js';
+import { createUpstreamHttp } from './upstreamHttp.js';
 
 export type KeyServiceClient = ReturnType<typeof createKeyServiceClient>;
 
@@ -93,6 +93,112 @@ export function createKeyServiceClient(options: KeyServiceClientOptions) {
     });
   }
 
+  /** Follows `GET /v1/events`: one connection at a time, reconnecting with Last-Event-ID after a drop. */
+  function followEvents(handlers: KeyEventHandlers): KeyEventStream {
+    const maxMs = options.events?.maxReconnectDelayMs ?? 30_000;
+    const backoff = { baseMs: options.events?.reconnectDelayMs ?? 500, maxMs, random: Math.random };
+    const idleTimeoutMs = options.events?.idleTimeoutMs ?? EVENT_LIVENESS_MS;
+    // Judged by the clock on every question, not only by the idle timer, which a busy process runs late.
+    let lastByteAt = Number.NEGATIVE_INFINITY;
+    const baseHeaders = { authorization, accept: 'text/event-stream', 'cache-control': 'no-cache' };
+    const closing = new AbortController();
+    let connected = false;
+    let lastEventId: string | undefined;
+    let failedAttempts = 0;
+    /** Retry-After on 429/503, used once. */
+    let retryAfter: number | undefined;
+
+    function setConnected(value: boolean, detail: string): void {
+      if (connected === value) return;
+      connected = value;
+      handlers.onConnectionChange?.(value, detail);
+    }
+
+    /** One connection; resolves with why it ended. */
+    async function readOnce(): Promise<string> {
+      // Not AbortSignal.any: on Node 20 its signal may be garbage-collected, leaving close() hanging.
+      const connection = new AbortController();
+      const { signal } = connection;
+      const abortOnClose = () => connection.abort();
+      closing.signal.addEventListener('abort', abortOnClose, { once: true });
+      let idleTimer: NodeJS.Timeout | undefined;
+      const abortAfter = (ms: number) => {
+        clearTimeout(idleTimer);
+        idleTimer = setTimeout(() => connection.abort(), ms);
+      };
+      abortAfter(options.timeoutMs);
+      try {
+        const headers = lastEventId === undefined ? baseHeaders : { ...baseHeaders, 'last-event-id': lastEventId };
+        const res = await http.open(`${baseUrl}/v1/events`, headers, signal);
+        const contentType = headerText(res.headers['content-type']);
+        if (res.statusCode !== 200 || !contentType.startsWith('text/event-stream')) {
+          await res.body.dump();
+          if (res.statusCode === 429 || res.statusCode === 503)
+            retryAfter = retryAfterSeconds(res.headers['retry-after']);
+          return `events: status ${res.statusCode}`;
+        }
+        failedAttempts = 0;
+        lastByteAt = performance.now();
+        setConnected(true, 'events: connected');
+        abortAfter(idleTimeoutMs);
+        const parser = createParser({
+          onEvent(message) {
+            if (message.id !== undefined) lastEventId = message.id;
+            const event = toKeyServiceEvent(message);
+            // A handler that throws ends this connection: the subscriber then sees it drop.
+            if (event) handlers.onEvent(event);
+          },
+          onRetry(ms) {
+            backoff.baseMs = Math.min(Math.max(ms, 100), maxMs);
+          },
+        });
+        const decoder = new TextDecoder();
+        const body: AsyncIterable<Buffer> = res.body;
+        // Ends a read already pending on the body for certain when the connection is aborted.
+        const destroyBody = () => res.body.destroy();
+        signal.addEventListener('abort', destroyBody, { once: true });
+        try {
+          for await (const chunk of body) {
+            abortAfter(idleTimeoutMs); // any bytes, pings included, prove the stream alive
+            lastByteAt = performance.now();
+            parser.feed(decoder.decode(chunk, { stream: true }));
+          }
+        } finally {
+          signal.removeEventListener('abort', destroyBody);
+        }
+        if (signal.aborted) throw new Error('aborted');
+        return 'events: stream ended';
+      } catch (err: unknown) {
+        if (closing.signal.aborted) return 'events: closed';
+        if (connection.signal.aborted) return connected ? 'events: silent too long' : 'events: no answer in time';
+        return `events: ${describe(err)}`;
+      } finally {
+        clearTimeout(idleTimer);
+        closing.signal.removeEventListener('abort', abortOnClose);
+      }
+    }
+
+    const running = (async () => {
+      while (!closing.signal.aborted) {
+        const detail = await readOnce();
+        setConnected(false, detail);
+        if (closing.signal.aborted) break;
+        failedAttempts += 1;
+        const delay = retryDelayMs(failedAttempts, { ...backoff, retryAfterSeconds: retryAfter });
+        retryAfter = undefined;
+        await sleep(delay, closing.signal);
+      }
+    })();
+
+    return {
+      isConnected: () => connected && performance.now() - lastByteAt <= idleTimeoutMs,
+      async close() {
+        closing.abort();
+        await running;
+      },
+    };
+  }
+
   return {
     verify: (keyHash: string) => verify('verify', keyHash),
 
@@ -116,8 +222,7 @@ export function createKeyServiceClient(options: KeyServiceClientOptions) {
         .then(() => true)
         .catch(() => false),
 
-    followEvents: (handlers: KeyEventHandlers) =>
-      followEventStream(http, `${baseUrl}/v1/events`, authorization, options, handlers),
+    followEvents,
   };
 }
 
@@ -134,115 +239,3 @@ function toKeyServiceEvent(message: EventSourceMessage): KeyServiceEvent | null 
 
 /** The service pings every 15 s: silent longer than that (and a margin), events may be missing. */
 const EVENT_LIVENESS_MS = 15_000 + 3_000;
-
-/** Follows `GET /v1/events`: one connection at a time, reconnecting with Last-Event-ID after a drop. */
-function followEventStream(
-  http: UpstreamHttp,
-  url: string,
-  authorization: string,
-  options: KeyServiceClientOptions,
-  handlers: KeyEventHandlers,
-): KeyEventStream {
-  const maxMs = options.events?.maxReconnectDelayMs ?? 30_000;
-  const backoff = { baseMs: options.events?.reconnectDelayMs ?? 500, maxMs, random: Math.random };
-  const idleTimeoutMs = options.events?.idleTimeoutMs ?? EVENT_LIVENESS_MS;
-  // Judged by the clock on every question, not only by the idle timer, which a busy process runs late.
-  let lastByteAt = Number.NEGATIVE_INFINITY;
-  const baseHeaders = { authorization, accept: 'text/event-stream', 'cache-control': 'no-cache' };
-  const closing = new AbortController();
-  let connected = false;
-  let lastEventId: string | undefined;
-  let failedAttempts = 0;
-  /** Retry-After on 429/503, used once. */
-  let retryAfter: number | undefined;
-
-  function setConnected(value: boolean, detail: string): void {
-    if (connected === value) return;
-    connected = value;
-    handlers.onConnectionChange?.(value, detail);
-  }
-
-  /** One connection; resolves with why it ended. */
-  async function readOnce(): Promise<string> {
-    // Not AbortSignal.any: on Node 20 its signal may be garbage-collected, leaving close() hanging.
-    const connection = new AbortController();
-    const { signal } = connection;
-    const abortOnClose = () => connection.abort();
-    closing.signal.addEventListener('abort', abortOnClose, { once: true });
-    let idleTimer: NodeJS.Timeout | undefined;
-    const abortAfter = (ms: number) => {
-      clearTimeout(idleTimer);
-      idleTimer = setTimeout(() => connection.abort(), ms);
-    };
-    abortAfter(options.timeoutMs);
-    try {
-      const headers = lastEventId === undefined ? baseHeaders : { ...baseHeaders, 'last-event-id': lastEventId };
-      const res = await http.open(url, headers, signal);
-      const contentType = headerText(res.headers['content-type']);
-      if (res.statusCode !== 200 || !contentType.startsWith('text/event-stream')) {
-        await res.body.dump();
-        if (res.statusCode === 429 || res.statusCode === 503)
-          retryAfter = retryAfterSeconds(res.headers['retry-after']);
-        return `events: status ${res.statusCode}`;
-      }
-      failedAttempts = 0;
-      lastByteAt = performance.now();
-      setConnected(true, 'events: connected');
-      abortAfter(idleTimeoutMs);
-      const parser = createParser({
-        onEvent(message) {
-          if (message.id !== undefined) lastEventId = message.id;
-          const event = toKeyServiceEvent(message);
-          // A handler that throws ends this connection: the subscriber then sees it drop.
-          if (event) handlers.onEvent(event);
-        },
-        onRetry(ms) {
-          backoff.baseMs = Math.min(Math.max(ms, 100), maxMs);
-        },
-      });
-      const decoder = new TextDecoder();
-      const body: AsyncIterable<Buffer> = res.body;
-      // Ends a read already pending on the body for certain when the connection is aborted.
-      const destroyBody = () => res.body.destroy();
-      signal.addEventListener('abort', destroyBody, { once: true });
-      try {
-        for await (const chunk of body) {
-          abortAfter(idleTimeoutMs); // any bytes, pings included, prove the stream alive
-          lastByteAt = performance.now();
-          parser.feed(decoder.decode(chunk, { stream: true }));
-        }
-      } finally {
-        signal.removeEventListener('abort', destroyBody);
-      }
-      if (signal.aborted) throw new Error('aborted');
-      return 'events: stream ended';
-    } catch (err: unknown) {
-      if (closing.signal.aborted) return 'events: closed';
-      if (connection.signal.aborted) return connected ? 'events: silent too long' : 'events: no answer in time';
-      return `events: ${describe(err)}`;
-    } finally {
-      clearTimeout(idleTimer);
-      closing.signal.removeEventListener('abort', abortOnClose);
-    }
-  }
-
-  const running = (async () => {
-    while (!closing.signal.aborted) {
-      const detail = await readOnce();
-      setConnected(false, detail);
-      if (closing.signal.aborted) break;
-      failedAttempts += 1;
-      const delay = retryDelayMs(failedAttempts, { ...backoff, retryAfterSeconds: retryAfter });
-      retryAfter = undefined;
-      await sleep(delay, closing.signal);
-    }
-  })();
-
-  return {
-    isConnected: () => connected && performance.now() - lastByteAt <= idleTimeoutMs,
-    async close() {
-      closing.abort();
-      await running;
-    },
-  };
-}
