@@ -90,9 +90,6 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     hasSucceeded: verifications.hasSucceeded,
     now,
   });
-  const closeRedis = async () => {
-    if (redis && redisModule) redisModule.closeRedis(redis);
-  };
   // What an earlier instance could not deliver goes out with this one's first batch.
   usage.deliverSpooled().catch((err: unknown) => logger.error({ err }, 'usage spool could not be read'));
   metrics.observeLimiterAvailability(() => admission.available());
@@ -106,7 +103,6 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   );
   metrics.observeDependencies(readiness.dependencies);
 
-  const { trustedProxyHops } = config;
   const app = createApp({
     logger,
     now,
@@ -118,7 +114,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     metrics,
     readiness,
     publicBaseUrl: config.publicBaseUrl ?? undefined,
-    trustedProxyHops,
+    trustedProxyHops: config.trustedProxyHops,
     watchOnAdminPort: config.adminPort !== null,
     refusalDelayMs: REFUSAL_DELAY_MS,
   });
@@ -127,25 +123,27 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     metrics,
     maxConnections: config.maxConnections,
     maxConnectionsPerClient: config.maxConnectionsPerClient,
-    trustedProxyHops,
+    trustedProxyHops: config.trustedProxyHops,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
   });
   const admin =
     config.adminPort !== null
       ? createHttpServer(createAdminApp({ logger, metrics, readiness }), { logger, metrics })
       : null;
-  const closeAdmin = async () => {
-    admin?.closeAllConnections();
-    await new Promise<void>((resolve) => (admin?.listening ? admin.close(() => resolve()) : resolve()));
-  };
   const closers: RunningGateway['closers'] = [
     (remainingMs) => usage.close(remainingMs),
     // After the usage: its last acknowledgements reach the shared count, then unused places go back.
     () => admission.close(),
-    closeRedis,
+    async () => {
+      if (redis && redisModule) redisModule.closeRedis(redis);
+    },
     () => keyAuthenticator.close(),
     async () => local?.close(),
-    closeAdmin, // last: readiness stays observable while the rest drains
+    // Last: readiness stays observable while the rest drains.
+    async () => {
+      admin?.closeAllConnections();
+      await new Promise<void>((resolve) => (admin?.listening ? admin.close(() => resolve()) : resolve()));
+    },
   ];
   let url: string;
   let adminUrl: string | null = null;

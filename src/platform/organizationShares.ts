@@ -25,9 +25,8 @@ interface Organization {
 }
 
 /**
- * A work-conserving fair queue (neither bottleneck nor p-limit serves several queues in turn under
- * one cap): each freed place goes to the next waiting organization in turn. With the room full,
- * the organization holding the most gives up a call: the newcomer itself, or its newest waiter.
+ * A fair queue (neither bottleneck nor p-limit serves several queues in turn under one cap): each freed place goes
+ * to the next waiting organization. With the room full, the one holding the most gives up its newest call.
  */
 export function createOrganizationShares() {
   let running = 0;
@@ -94,20 +93,13 @@ export function createOrganizationShares() {
 
   const wait = (organization: Organization, deadline: number): Promise<void> =>
     new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = {
-        organization,
-        deadline,
-        start: resolve,
-        refuse: reject,
-        timer: setTimeout(
-          () => {
-            leave(waiter);
-            forgetIfIdle(organization);
-            reject(late());
-          },
-          Math.max(0, deadline - performance.now()),
-        ),
+      const expire = () => {
+        leave(waiter);
+        forgetIfIdle(organization);
+        reject(late());
       };
+      const timer = setTimeout(expire, Math.max(0, deadline - performance.now()));
+      const waiter: Waiter = { organization, deadline, start: resolve, refuse: reject, timer };
       organization.waiting.push(waiter);
       waiting += 1;
       if (!turns.has(organization.id)) turns.set(organization.id, organization);

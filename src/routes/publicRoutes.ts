@@ -6,13 +6,11 @@ import {
   KeywordsPageDocument,
   LatestAuditDocument,
   RankingsDocument,
-  type TrackedKeywordOrder,
 } from '../generated/graphql.js';
 import { toAiVisibilityPayload } from '../mappers/aiVisibilityMapper.js';
 import { toAuditPayload } from '../mappers/auditMapper.js';
 import { type TrackedKeywordNode, type TrackedKeywordPage, toKeywords } from '../mappers/keywordsMapper.js';
 import { toMovers } from '../mappers/rankingsMapper.js';
-import type { PlatformClient } from '../platform/platformClient.js';
 import {
   AiVisibilityPayload,
   AiVisibilitySetupRequired,
@@ -88,9 +86,45 @@ const keywordsRoute = defineRoute({
   query: keywordsQuery,
   data: keywordsPayload(KEYWORDS_MAX_LIMIT),
   params: (query) => query,
+  // One call fetches the first page of each kind (ranked, unranked); further pages only while rows are missing.
   async load({ platform, organizationId }, { site, limit }) {
-    const nodes = await fetchTrackedKeywords(platform, organizationId, site, limit);
-    return { site, keywords: toKeywords(nodes, limit) };
+    const firstPage = Math.min(limit, PLATFORM_PAGE_MAX);
+    const variables = { organizationId, site, rankedFirst: firstPage, unrankedFirst: firstPage };
+    const match = singleSite((await platform.request(KeywordsDocument, variables)).organization);
+
+    const collect = async (
+      first: TrackedKeywordPage,
+      ranked: boolean,
+      wanted: number,
+    ): Promise<TrackedKeywordNode[]> => {
+      const nodes = first.edges.map((edge) => edge.node);
+      let pageInfo = first.pageInfo;
+      // Bounded: each page adds rows, and no answer needs more than `wanted` of them.
+      const maxPages = Math.ceil(wanted / PLATFORM_PAGE_MAX) + 1;
+      for (
+        let page = 0;
+        page < maxPages && nodes.length < wanted && pageInfo.hasNextPage && pageInfo.endCursor;
+        page++
+      ) {
+        const next = await platform.request(KeywordsPageDocument, {
+          organizationId,
+          siteId: match.id,
+          first: Math.min(wanted - nodes.length, PLATFORM_PAGE_MAX),
+          after: pageInfo.endCursor,
+          ranked,
+          orderBy: { field: ranked ? 'POSITION' : 'KEYWORD', direction: 'ASC' },
+        });
+        const connection = next.organization?.site?.trackedKeywords;
+        if (!connection || connection.edges.length === 0) break;
+        nodes.push(...connection.edges.map((edge) => edge.node));
+        pageInfo = connection.pageInfo;
+      }
+      return nodes.slice(0, wanted);
+    };
+
+    const ranked = await collect(match.ranked, true, limit);
+    const unranked = ranked.length >= limit ? [] : await collect(match.unranked, false, limit - ranked.length);
+    return { site, keywords: toKeywords([...ranked, ...unranked], limit) };
   },
 });
 
@@ -119,11 +153,8 @@ export const PUBLIC_ROUTES: readonly PublicRoute[] = [
 ];
 
 /**
- * `siteLookup` matches an exact domain or a slug, and slugs are not unique: exactly one match
- * continues; none is 404 (another organization's site looks the same as a missing one); several
- * ask for the exact domain. A null organization (no such id) has no sites: 404. An absent
- * organization or a `siteLookup` that is not a list is the platform breaking its schema (→ 502):
- * read as 404, a broken platform would tell every caller that their sites do not exist.
+ * The one site `siteLookup` (domain or slug; slugs are not unique) matched: none is 404, as is another organization's
+ * site; several ask for the exact domain. A missing field is the platform breaking its schema (→ 502), never a 404.
  */
 export function singleSite<S>(organization: { readonly siteLookup: readonly S[] } | null | undefined): S {
   if (organization === undefined) throw new TypeError('answer has no organization field');
@@ -138,51 +169,4 @@ export function singleSite<S>(organization: { readonly siteLookup: readonly S[] 
     });
   }
   return matches[0] as S;
-}
-
-/**
- * The first `limit` keywords of a site in public order: ranked ones best first, then unranked ones
- * by text. One call fetches the first page of each kind; further pages only while rows are missing.
- */
-async function fetchTrackedKeywords(
-  platform: PlatformClient,
-  organizationId: string,
-  site: string,
-  limit: number,
-): Promise<TrackedKeywordNode[]> {
-  const firstPage = Math.min(limit, PLATFORM_PAGE_MAX);
-  const answer = await platform.request(KeywordsDocument, {
-    organizationId,
-    site,
-    rankedFirst: firstPage,
-    unrankedFirst: firstPage,
-  });
-  const match = singleSite(answer.organization);
-
-  const collect = async (first: TrackedKeywordPage, ranked: boolean, wanted: number): Promise<TrackedKeywordNode[]> => {
-    const nodes = first.edges.map((edge) => edge.node);
-    let pageInfo = first.pageInfo;
-    // Bounded: each page adds rows, and no answer needs more than `wanted` of them.
-    const maxPages = Math.ceil(wanted / PLATFORM_PAGE_MAX) + 1;
-    for (let page = 0; page < maxPages && nodes.length < wanted && pageInfo.hasNextPage && pageInfo.endCursor; page++) {
-      const orderBy: TrackedKeywordOrder = { field: ranked ? 'POSITION' : 'KEYWORD', direction: 'ASC' };
-      const next = await platform.request(KeywordsPageDocument, {
-        organizationId,
-        siteId: match.id,
-        first: Math.min(wanted - nodes.length, PLATFORM_PAGE_MAX),
-        after: pageInfo.endCursor,
-        ranked,
-        orderBy,
-      });
-      const connection = next.organization?.site?.trackedKeywords;
-      if (!connection || connection.edges.length === 0) break;
-      nodes.push(...connection.edges.map((edge) => edge.node));
-      pageInfo = connection.pageInfo;
-    }
-    return nodes.slice(0, wanted);
-  };
-
-  const ranked = await collect(match.ranked, true, limit);
-  if (ranked.length >= limit) return ranked.slice(0, limit);
-  return [...ranked, ...(await collect(match.unranked, false, limit - ranked.length))];
 }
