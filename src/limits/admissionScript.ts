@@ -2,17 +2,10 @@ import type { Result } from 'ioredis';
 import type { RedisConnection } from '../redis/connectRedis.js';
 
 /**
- * One organization's admission, taken atomically (src/usage/README.md, "What state lives where"):
- * a unit of the request limit and, with a ceiling, a place under it, for every call asked, or none.
- * KEYS: the window (`n`, and what each instance took in it), the ceiling (per instance
- * "waiting acknowledged inFlight until", `until` in Redis time; a silent instance's field is
- * folded into `gone`). Both carry the organization as hash tag: one cluster slot.
- * ARGV: as `admit` below names them (want 0 only writes the counts; ceiling '' for none). Every
- * count is the instance's own absolute count: any call can be repeated. Without a ceiling the
- * field is still written where a ceiling key exists, so the counts are whole once one is set.
- * Admits iff used + Σwaiting + ΣinFlight + max(0, Σacknowledged − acknowledgedBefore) + 1 ≤ ceiling.
- * Returns [granted, the window's count, room under the ceiling after, what the instance took
- * in the window] (the last tells it of grants whose answer it lost).
+ * One organization's admission, taken atomically (src/usage/README.md, "What state lives where").
+ * KEYS: the window, the ceiling; ARGV as `admit` below names them (want 0 only writes the counts;
+ * ceiling '' for none). Without a ceiling the field is still written where a ceiling key exists,
+ * so the counts are whole once one is set. The last value returned tells of grants whose answer was lost.
  */
 const FOLD_AFTER_MS = 60_000;
 

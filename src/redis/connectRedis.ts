@@ -11,11 +11,9 @@ export type RedisConnection = Redis | Cluster;
 export const REDIS_COMMAND_TIMEOUT_MS = 200;
 
 /**
- * A call on the request path: its answer, or a refusal REDIS_COMMAND_TIMEOUT_MS after it was made
- * (ioredis's commandTimeout starts only once it writes the command, which auto-pipelining delays
- * behind a pipeline out before it). Timers run before the event loop reads sockets: a reply that
- * arrived while the loop was busy is read before the refusal, which waits for setImmediate.
- * The command is not withdrawn: it may still run later.
+ * A call on the request path: its answer, or a refusal REDIS_COMMAND_TIMEOUT_MS after it was made (ioredis's
+ * commandTimeout starts only once auto-pipelining writes it). The refusal waits for setImmediate, so a reply
+ * that arrived while the loop was busy is read first. The command is not withdrawn: it may still run later.
  */
 export function withinCommandTimeout<T>(call: () => Promise<T>): Promise<T> {
   return new Promise<T>((resolve, reject) => {
@@ -32,11 +30,9 @@ export function withinCommandTimeout<T>(call: () => Promise<T>): Promise<T> {
 const reconnectDelay = (attempt: number): number => Math.min(50 * attempt, 500);
 
 /**
- * Options for every connection, so a request never waits for Redis: a command sent while
- * disconnected, or in flight when the connection drops, fails at once and is never replayed
- * (it would count a request long answered); a Redis that stops answering is dropped and
- * reconnected (socketTimeout), every ≤ 500 ms. Auto-pipelining: the commands of one
- * event-loop turn share one write, most of the cost per request of talking to Redis.
+ * A request never waits for Redis: a command sent while disconnected, or in flight when the connection drops,
+ * fails at once and is never replayed (it would count a request long answered); a Redis that stops answering is
+ * dropped and reconnected. Auto-pipelining: one event-loop turn's commands share one write.
  */
 const SERVER_OPTIONS = {
   enableOfflineQueue: false,
@@ -52,11 +48,9 @@ const SERVER_OPTIONS = {
 
 /**
  * The connection `target` names, shared by admission and usage; whoever builds it closes it (closeRedis).
- * Sentinels: ioredis asks them for the master at every (re)connect. A planned failover leaves the
- * old master taking writes it later drops, so the gateway follows `+switch-master` itself
- * (followFailovers); ioredis's failoverDetector stays off, as a switch arriving while the client
- * asks the sentinels ends it for good. A demoted master answers READONLY: that reconnects too.
- * Cluster: every script's keys carry one hash tag (`{...}`), so it runs on one node.
+ * Sentinels: a planned failover leaves the old master taking writes it later drops, so the gateway follows
+ * `+switch-master` itself (ioredis's failoverDetector ends the client for good when a switch arrives while it
+ * asks the sentinels); a demoted master's READONLY reconnects too. Cluster: each script's keys share one hash tag.
  */
 export function connectRedis(target: RedisTarget, logger: Logger): RedisConnection {
   const connection = build(target);
@@ -96,10 +90,8 @@ export function closeRedis(connection: RedisConnection): void {
 }
 
 /**
- * On a `+switch-master` for this group from any sentinel, the connection reconnects at once. For
- * FOLLOW_CHECK_MS after, a `ready` on another address than the one announced reconnects again (a
- * sentinel may not have heard of the switch yet); past it any address is taken, so an announced
- * address that differs from the one reached (NAT, host names) never keeps the connection cycling.
+ * On a `+switch-master` for this group the connection reconnects at once, and again on a `ready` elsewhere for
+ * FOLLOW_CHECK_MS (a sentinel may not know yet); past it any address is taken, so NAT never keeps it cycling.
  */
 function followFailovers(
   target: Extract<RedisTarget, { kind: 'sentinel' }>,

@@ -106,9 +106,8 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const spoolLook = spool
     ? setInterval(() => {
         deliverSpooled().catch((err: unknown) => logger.error({ err }, 'usage spool could not be read'));
-      }, spool.leaseMs)
+      }, spool.leaseMs).unref()
     : null;
-  spoolLook?.unref();
 
   const retryDelay = (err: unknown): number =>
     retryDelayMs(failures, {
@@ -216,8 +215,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
 
   return {
     ensureRoom(): void {
-      // Counting is what lets a call through: while the key service takes no usage and the
-      // backlog is full, fail closed rather than serve uncounted.
+      // Counting is what lets a call through: fail closed rather than serve uncounted.
       if (queue.size() >= maxPending) {
         throw new UpstreamError(
           'key-service',
@@ -259,13 +257,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
       }
       stopped = true;
       timer.clear();
-      const { leftInRedis, unsaved } = await queue.close(deadline);
-      if (leftInRedis > 0) {
-        logger.warn(
-          { leftInRedis },
-          'usage events not delivered before the shutdown deadline: left in redis for another instance',
-        );
-      }
+      const unsaved = await queue.close(deadline);
       // A batch on its way may have been counted already: kept too, its ids make the resend harmless.
       if (unsaved.length > 0) await keepUnsaved(unsaved);
     },

@@ -21,11 +21,7 @@ const TAKE_OVER_EVERY_MS = 2000;
 /** Between writes to a Redis that refused. */
 const REDIS_RETRY_MS = 250;
 
-/**
- * The queue of an instance sharing a Redis (README.md): the rounds in memory as on its own, and a
- * copy of each in the usage stream within `persistIntervalMs`, for another instance should this one
- * die. When Redis has fewer of its entries than it wrote, all it keeps is written again.
- */
+/** The queue of an instance sharing a Redis (README.md): the rounds in memory, and a copy of each in the stream. */
 export function redisUsageQueue(options: RedisQueueOptions): (hooks: QueueHooks) => UsageQueue {
   return (hooks) => createRedisUsageQueue(options, hooks);
 }
@@ -161,11 +157,14 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
       }
       if (removable.length > 0) await remove();
       await stream.letGo().catch((err: unknown) => logger.warn({ err }, 'usage: lease not ended (lapses by itself)'));
-      const left = memory.rounds;
-      return {
-        leftInRedis: eventsOf(left.filter((round) => round.entryId !== null)).length,
-        unsaved: eventsOf(left.filter((round) => round.entryId === null)),
-      };
+      const leftInRedis = eventsOf(memory.rounds.filter((round) => round.entryId !== null)).length;
+      if (leftInRedis > 0) {
+        logger.warn(
+          { leftInRedis },
+          'usage events not delivered before the shutdown deadline: left in redis for another instance',
+        );
+      }
+      return eventsOf(memory.rounds.filter((round) => round.entryId === null));
     },
   };
 }

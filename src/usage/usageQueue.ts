@@ -23,8 +23,8 @@ export interface UsageQueue {
   finish(batch: readonly Round[]): void;
   /** Milliseconds close() needs before the deadline. */
   readonly closeMs: number;
-  /** Stops: the events left in Redis for another instance, and those only this process has. */
-  close(deadline: number): Promise<{ leftInRedis: number; unsaved: UsageEvent[] }>;
+  /** Stops: resolves with the events only this process has (what is left in Redis is logged). */
+  close(deadline: number): Promise<UsageEvent[]>;
 }
 
 /** What the delivery loop gives the queue it makes. */
@@ -92,7 +92,7 @@ export function createMemoryQueue(perRound: number, onRound: (round: Round) => v
     },
     async close() {
       closeCalls();
-      return { leftInRedis: 0, unsaved: eventsOf(rounds) };
+      return eventsOf(rounds);
     },
   } satisfies UsageQueue & Record<string, unknown>;
 }
