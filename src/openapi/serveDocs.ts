@@ -45,28 +45,16 @@ export const DOCS_CONTENT_SECURITY_POLICY = [
 
 const DOCS_PAGE = readFileSync(new URL('./docsPage.html', import.meta.url), 'utf8');
 
-/** Runs the page: the document's URL is fixed, and swagger-ui's online validator is off. */
-const DOCS_INIT_SCRIPT = `'use strict';
-window.addEventListener('load', function () {
-  window.ui = SwaggerUIBundle({
-    url: '/v1/openapi.json',
-    dom_id: '#swagger-ui',
-    deepLinking: true,
-    validatorUrl: null,
-    presets: [SwaggerUIBundle.presets.apis],
-    layout: 'BaseLayout',
-    defaultModelsExpandDepth: 1,
-    displayRequestDuration: true
-  });
-});
-`;
+const swaggerUi = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
+const SCRIPT = 'text/javascript; charset=utf-8';
 
 /** The only assets ever read: a request names an entry, never a path, so no input reaches the file system. */
-const ASSETS: Record<string, { contentType: string; file?: string; text?: string }> = {
-  'swagger-ui.css': { file: 'swagger-ui.css', contentType: 'text/css; charset=utf-8' },
-  'swagger-ui-bundle.js': { file: 'swagger-ui-bundle.js', contentType: 'text/javascript; charset=utf-8' },
-  'favicon-32x32.png': { file: 'favicon-32x32.png', contentType: 'image/png' },
-  'docs-init.js': { text: DOCS_INIT_SCRIPT, contentType: 'text/javascript; charset=utf-8' },
+const ASSETS: Record<string, { contentType: string; file: string | URL }> = {
+  'swagger-ui.css': { file: join(swaggerUi, 'swagger-ui.css'), contentType: 'text/css; charset=utf-8' },
+  'swagger-ui-bundle.js': { file: join(swaggerUi, 'swagger-ui-bundle.js'), contentType: SCRIPT },
+  'favicon-32x32.png': { file: join(swaggerUi, 'favicon-32x32.png'), contentType: 'image/png' },
+  // Runs the page: the document's URL is fixed, and swagger-ui's online validator is off.
+  'docs-init.js': { file: new URL('./docsInit.js', import.meta.url), contentType: SCRIPT },
 };
 
 interface DocsAsset {
@@ -77,7 +65,6 @@ interface DocsAsset {
 }
 
 const gzipped = promisify(gzip);
-const distDir = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'));
 const loaded = new Map<string, Promise<DocsAsset>>();
 
 /** The named asset, read and compressed once per process (off the event loop: the bundle is large). */
@@ -87,7 +74,7 @@ function docsAsset(name: string): Promise<DocsAsset> | undefined {
   let asset = loaded.get(name);
   if (asset === undefined) {
     asset = (async () => {
-      const body = source.file ? await readFile(join(distDir, source.file)) : Buffer.from(source.text ?? '', 'utf8');
+      const body = await readFile(source.file);
       return { contentType: source.contentType, body, gzipped: await gzipped(body), etag: strongEtag(body) };
     })();
     // A failed read is not remembered: the next request tries again.

@@ -6,11 +6,11 @@ import type { BuildOptions } from 'esbuild';
  * cannot import this file) so the bench measures the gateway compiled the way production
  * runs it; buildSettings.test.ts fails when the two disagree.
  */
-export const BUILD_SCRIPT_ENTRIES = ['src/**/*.ts', 'src/**/*.json', 'src/**/*.html'] as const;
+export const BUILD_SCRIPT_ENTRIES = ['src/**/*.ts', 'src/**/*.json', 'src/**/*.html', 'src/**/*.js'] as const;
 
 export const BUILD_SETTINGS = {
-  // Data files (the OpenAPI examples, the docs page) are copied beside the modules that read them.
-  loader: { '.json': 'copy', '.html': 'copy' },
+  // Data files (the OpenAPI examples, the docs page and its script) are copied beside the modules that read them.
+  loader: { '.json': 'copy', '.html': 'copy', '.js': 'copy' },
   platform: 'node',
   format: 'esm',
   target: 'node20',
