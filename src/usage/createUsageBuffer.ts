@@ -52,8 +52,6 @@ const CLOSING_RETRY_MAX_MS = 500;
 /** Kept back from the shutdown deadline to write to the spool what is left. */
 const SPOOL_WRITE_MS = 1_000;
 
-type LedgerStep = 'adopted' | 'sending' | 'acknowledged' | 'dropped';
-
 /** The one usage delivery loop (README.md, "The delivery loop"): one call to the key service at a time. */
 export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const { sink, logger, ledger, spool } = options;
@@ -61,7 +59,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const flushIntervalMs = options.flushIntervalMs ?? 1000;
   const now = options.now ?? (() => new Date());
   const maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
-  const tell = (events: readonly UsageEvent[], step: LedgerStep): void => {
+  const tell = (events: readonly UsageEvent[], step: 'adopted' | 'sending' | 'acknowledged' | 'dropped'): void => {
     if (!ledger) return;
     for (const [organizationId, calls] of Object.entries(countByOrganization(events)))
       ledger[step](organizationId, calls);

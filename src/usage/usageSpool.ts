@@ -4,16 +4,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import type { UsageEvent } from './usageEvent.js';
 
-/** Usage events not delivered before a shutdown, in files until an instance on the folder delivers them (README.md, "The spool"). */
-export interface UsageSpool {
-  /** Writes the events to a new file; rejects when the folder cannot be written. */
-  write(events: readonly UsageEvent[]): Promise<void>;
-  /** Claims every file waiting in the folder, and every abandoned claim: their events. */
-  claim(): Promise<UsageEvent[]>;
-  /** These events are safe elsewhere (acknowledged, dropped, in Redis, spooled anew): a claim's files go once all are. */
-  safe(events: readonly UsageEvent[]): void;
-  readonly leaseMs: number;
-}
+export type UsageSpool = ReturnType<typeof createUsageSpool>;
 
 /** How long a claim lives unless renewed. */
 export const SPOOL_LEASE_MS = 30_000;
@@ -28,7 +19,8 @@ const SpooledEventSchema = z.object({
   at: z.string().min(1),
 });
 
-export function createUsageSpool(dir: string, leaseMs = SPOOL_LEASE_MS): UsageSpool {
+/** Usage events not delivered before a shutdown, in files until an instance on the folder delivers them (README.md, "The spool"). */
+export function createUsageSpool(dir: string, leaseMs = SPOOL_LEASE_MS) {
   const owner = randomUUID();
   /** What this process claimed, renewed until its events are safe. */
   const claims: Array<{ files: string[]; ids: Set<string> }> = [];
@@ -39,6 +31,7 @@ export function createUsageSpool(dir: string, leaseMs = SPOOL_LEASE_MS): UsageSp
   }, leaseMs / 3);
   renewer.unref();
 
+  /** These events are safe elsewhere (acknowledged, dropped, in Redis, spooled anew): a claim's files go once all are. */
   const safe = (events: readonly UsageEvent[]): void => {
     for (const claim of [...claims]) {
       for (const event of events) claim.ids.delete(event.id);
@@ -59,7 +52,8 @@ export function createUsageSpool(dir: string, leaseMs = SPOOL_LEASE_MS): UsageSp
 
   return {
     leaseMs,
-    async write(events) {
+    /** Writes the events to a new file; rejects when the folder cannot be written. */
+    async write(events: readonly UsageEvent[]): Promise<void> {
       await mkdir(dir, { recursive: true });
       const name = `usage-${Date.now()}-${randomUUID()}.jsonl`;
       const temporary = join(dir, `.${name}.tmp`);
@@ -67,7 +61,8 @@ export function createUsageSpool(dir: string, leaseMs = SPOOL_LEASE_MS): UsageSp
       await rename(temporary, join(dir, name));
     },
 
-    async claim() {
+    /** Claims every file waiting in the folder, and every abandoned claim: their events. */
+    async claim(): Promise<UsageEvent[]> {
       const claimed: string[] = [];
       for (const name of await readdir(dir).catch(unlessMissing<string[]>([]))) {
         const base = await claimable(name);
@@ -92,7 +87,7 @@ export function createUsageSpool(dir: string, leaseMs = SPOOL_LEASE_MS): UsageSp
 }
 
 /** One event per line; a line that is not an event (a torn write) is skipped. */
-export function parseSpool(text: string): UsageEvent[] {
+function parseSpool(text: string): UsageEvent[] {
   const events: UsageEvent[] = [];
   for (const line of text.split('\n')) {
     let json: unknown;
