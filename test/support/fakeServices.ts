@@ -80,7 +80,8 @@ export function fakeServices(overrides: Partial<Services> = {}): Services {
     admission: unlimitedAdmission(),
     cache: createAnswerCache({ ttlSeconds: 0 }),
     usage: recordingUsage(),
-    platform: createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 500 }),
+    // A deadline a loaded machine meets: tests of a late platform bring a client with a short one.
+    platform: createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 5000 }),
     ...overrides,
   };
 }
