@@ -49,8 +49,6 @@ z.object({ data: z.null(), meta: ErrorMeta, errors: z.array(ErrorEntry).min(1) }
     description: 'Every failure: `data` null and at least one error.',
   });
 
-const COMPONENT_SCHEMAS = '#/components/schemas/';
-
 const SUCCESS_HEADERS = ['RateLimit-Policy', 'RateLimit', 'ETag', 'Cache-Control', 'Cache-Status', 'Age', 'Vary'];
 
 const ref = (kind: string, name: string): ReferenceObject => ({ $ref: `#/components/${kind}/${name}` });
@@ -80,7 +78,7 @@ function operation(route: PublicRoute): OperationObject {
       headers: headerRefs(SUCCESS_HEADERS),
       content: {
         'application/json': {
-          schema: { $ref: `${COMPONENT_SCHEMAS}${envelopeId}` },
+          schema: ref('schemas', envelopeId),
           examples: Object.fromEntries(Object.entries(recorded).map(([name, value]) => [name, { value }])),
         },
       },
@@ -185,7 +183,7 @@ export function buildOpenApiDocument(
 ): OpenAPIObject {
   const { schemas } = z.toJSONSchema(documentedSchemas, {
     ...JSON_SCHEMA_OPTIONS,
-    uri: (id) => `${COMPONENT_SCHEMAS}${id}`,
+    uri: (id) => ref('schemas', id).$ref,
   });
   return {
     openapi: '3.1.0',

@@ -57,26 +57,22 @@ const ASSETS: Record<string, { contentType: string; file: string | URL }> = {
   'docs-init.js': { file: new URL('./docsInit.js', import.meta.url), contentType: SCRIPT },
 };
 
-interface DocsAsset {
-  readonly contentType: string;
-  readonly body: Buffer;
-  readonly gzipped: Buffer;
-  readonly etag: string;
+const gzipped = promisify(gzip);
+
+async function readAsset({ file, contentType }: (typeof ASSETS)[string]) {
+  const body = await readFile(file);
+  return { contentType, body, gzipped: await gzipped(body), etag: strongEtag(body) };
 }
 
-const gzipped = promisify(gzip);
-const loaded = new Map<string, Promise<DocsAsset>>();
+const loaded = new Map<string, ReturnType<typeof readAsset>>();
 
 /** The named asset, read and compressed once per process (off the event loop: the bundle is large). */
-function docsAsset(name: string): Promise<DocsAsset> | undefined {
+function docsAsset(name: string) {
   const source = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined;
   if (source === undefined) return undefined;
   let asset = loaded.get(name);
   if (asset === undefined) {
-    asset = (async () => {
-      const body = await readFile(source.file);
-      return { contentType: source.contentType, body, gzipped: await gzipped(body), etag: strongEtag(body) };
-    })();
+    asset = readAsset(source);
     // A failed read is not remembered: the next request tries again.
     asset.catch(() => loaded.delete(name));
     loaded.set(name, asset);
