@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { freePort } from './childEnvironment.js';
 import { type FakeKeyService, startFakeKeyService } from './fakeKeyService.js';
-import { spawnGateway } from './gatewayProcess.js';
+import { spawnGateway, upstreamEnv } from './gatewayProcess.js';
 import { testKey, verifyAnswer } from './keys.js';
 import { keywordsData } from './platformAnswers.js';
 import type { ProcessGroup } from './processGroup.js';
@@ -46,10 +46,7 @@ export async function startGatewayChild(env: Record<string, string> = {}): Promi
   const group = spawnGateway({
     PORT: String(port),
     HOST: '127.0.0.1',
-    PLATFORM_GRAPHQL_URL: `${platformUrl}/graphql`,
-    PLATFORM_TOKEN: 'platform-token',
-    KEY_SERVICE_URL: keyService.url,
-    KEY_SERVICE_TOKEN: keyService.token,
+    ...upstreamEnv(platformUrl, keyService),
     LOG_LEVEL: 'warn',
     RATE_LIMIT_REQUESTS: '1000000',
     CACHE_TTL_SECONDS: '0',

@@ -22,6 +22,16 @@ export function spawnGateway(env: Record<string, string>): ProcessGroup {
   });
 }
 
+/** The variables that point a gateway at a platform double (`platformUrl`, its origin) and a key-service double. */
+export function upstreamEnv(platformUrl: string, keyService: { url: string; token: string }): Record<string, string> {
+  return {
+    PLATFORM_GRAPHQL_URL: `${platformUrl}/graphql`,
+    PLATFORM_TOKEN: 'platform-token',
+    KEY_SERVICE_URL: keyService.url,
+    KEY_SERVICE_TOKEN: keyService.token,
+  };
+}
+
 /**
  * A gateway process (`src/main.ts`, as `npm start` runs it) on loopback, its public and admin
  * listeners on ports the system picks (no race with other processes for a port chosen

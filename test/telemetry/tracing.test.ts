@@ -3,7 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { freePort } from '../support/childEnvironment.js';
 import { type FakeKeyService, startFakeKeyService } from '../support/fakeKeyService.js';
-import { spawnGateway } from '../support/gatewayProcess.js';
+import { spawnGateway, upstreamEnv } from '../support/gatewayProcess.js';
 import { testKey, verifyAnswer } from '../support/keys.js';
 import { keywordsData } from '../support/platformAnswers.js';
 import type { ProcessGroup } from '../support/processGroup.js';
@@ -120,10 +120,7 @@ describe('OpenTelemetry traces over OTLP/HTTP', () => {
       SHUTDOWN_DELAY_SECONDS: '0',
       PORT: String(port),
       HOST: '127.0.0.1',
-      PLATFORM_GRAPHQL_URL: `${platformUrl}/graphql`,
-      PLATFORM_TOKEN: 'platform-token',
-      KEY_SERVICE_URL: keyService.url,
-      KEY_SERVICE_TOKEN: keyService.token,
+      ...upstreamEnv(platformUrl, keyService),
       LOG_LEVEL: 'INFO',
       OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl,
       OTEL_EXPORTER_OTLP_PROTOCOL: protocol,
