@@ -2,7 +2,7 @@ import type { ConnectionOptions } from 'node:tls';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisTarget } from '../config.js';
-import { DeadlineError } from '../upstream/deadline.js';
+import { withDeadline } from '../upstream/deadline.js';
 
 /** The gateway's one shared Redis connection: a single server (direct or through sentinels) or a cluster. */
 export type RedisConnection = Redis | Cluster;
@@ -12,18 +12,10 @@ export const REDIS_COMMAND_TIMEOUT_MS = 200;
 
 /**
  * A call on the request path: its answer, or a refusal REDIS_COMMAND_TIMEOUT_MS after it was made (ioredis's
- * commandTimeout starts only once auto-pipelining writes it). The refusal waits for setImmediate, so a reply
- * that arrived while the loop was busy is read first. The command is not withdrawn: it may still run later.
+ * commandTimeout starts only once auto-pipelining writes it). The command is not withdrawn: it may still run later.
  */
 export function withinCommandTimeout<T>(call: () => Promise<T>): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      setImmediate(() => reject(new DeadlineError(`redis command: not done within ${REDIS_COMMAND_TIMEOUT_MS} ms`)));
-    }, REDIS_COMMAND_TIMEOUT_MS);
-    call()
-      .then(resolve, reject)
-      .finally(() => clearTimeout(timer));
-  });
+  return withDeadline(REDIS_COMMAND_TIMEOUT_MS, call, 'redis command');
 }
 
 /** Reconnect (or ask the sentinels, or the cluster, again) soon, and every 500 ms at most once down. */

@@ -5,11 +5,15 @@ export class DeadlineError extends Error {
   override readonly name = 'TimeoutError';
 }
 
-/** Rejects with DeadlineError `ms` after the start unless `work` settled; the work is not cancelled. */
+/**
+ * Rejects with DeadlineError `ms` after the start unless `work` settled; the work is not cancelled. The
+ * rejection waits for setImmediate: Node runs timers before it reads sockets, so an answer that arrived
+ * while the event loop was busy is read first rather than refused.
+ */
 export async function withDeadline<T>(ms: number, work: () => Promise<T>, what = 'work'): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new DeadlineError(`${what}: not done within ${ms} ms`)), ms);
+    timer = setTimeout(() => setImmediate(() => reject(new DeadlineError(`${what}: not done within ${ms} ms`))), ms);
   });
   try {
     return await Promise.race([work(), expired]);
