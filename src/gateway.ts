@@ -14,7 +14,6 @@ import { createLocalAdmission } from './limits/localAdmission.js';
 import type { LocalUpstreams } from './local/startLocalUpstreams.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { createPlatformClient } from './platform/platformClient.js';
-import { tracedPlatform } from './telemetry/tracedPlatform.js';
 import { createKeyServiceClient } from './upstream/keyServiceClient.js';
 import { createUsageBuffer } from './usage/createUsageBuffer.js';
 import { createUsageSpool } from './usage/usageSpool.js';
@@ -48,9 +47,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const now = () => new Date();
   const timeoutMs = config.upstreamTimeoutMs;
   const metrics = createGatewayMetrics({ processMetrics: true });
-  const platform = tracedPlatform(
-    createPlatformClient({ ...upstreams.platform, timeoutMs, onCall: metrics.platformCall }),
-  );
+  const platform = createPlatformClient({ ...upstreams.platform, timeoutMs, onCall: metrics.platformCall });
   const keyService = createKeyServiceClient({ ...upstreams.keyService, timeoutMs, onCall: metrics.keyServiceCall });
   // ioredis is loaded only when there is a Redis to talk to: it costs memory a local gateway never needs.
   const redisModule = config.redis ? await import('./redis/connectRedis.js') : null;
