@@ -44,9 +44,6 @@ export function createLogger(level: string, options: { readonly traceIds?: boole
     }
   });
   if (options.traceIds !== true) return pino({ level }, stdout);
-  const mixin = () => {
-    const traceId = activeTraceId();
-    return traceId === undefined ? {} : { traceId };
-  };
-  return pino({ level, mixin }, stdout);
+  // pino leaves out a field whose value is undefined: a line outside any trace has no traceId.
+  return pino({ level, mixin: () => ({ traceId: activeTraceId() }) }, stdout);
 }

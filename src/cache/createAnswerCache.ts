@@ -41,15 +41,7 @@ export interface AnswerCacheOptions {
 const STALE_MS = 300_000;
 
 /** A serialized answer as stored, and the `site` its body echoes (none for a payload without one). */
-interface StoredAnswer extends CachedAnswer {
-  readonly site?: string;
-}
-
-/** `loadedAt`: when the platform answered (ms since the epoch). */
-interface Entry {
-  readonly stored: StoredAnswer;
-  readonly loadedAt: number;
-}
+type StoredAnswer = CachedAnswer & { readonly site?: string };
 
 const ENTRY_OVERHEAD_BYTES = 128;
 
@@ -82,7 +74,8 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   }
   const ttlMs = options.ttlSeconds * 1000;
   const now = options.now ?? (() => new Date());
-  const entries = new LRUCache<string, Entry>({
+  // `loadedAt`: when the platform answered (ms since the epoch).
+  const entries = new LRUCache<string, { readonly stored: StoredAnswer; readonly loadedAt: number }>({
     max: 10_000,
     maxSize: options.maxBytes ?? 64 * 1024 * 1024,
     sizeCalculation: (entry, key) =>

@@ -20,12 +20,9 @@ export function platformFetch(http: UpstreamHttp, deadline?: number): typeof fet
       ...(body ? { body } : {}),
       ...(deadline === undefined ? {} : { deadline }),
     });
-    const responseHeaders: Array<[string, string]> = [];
-    for (const [name, value] of Object.entries(answer.headers)) {
-      if (WIRE_HEADERS.has(name) || value === undefined) continue;
-      if (Array.isArray(value)) for (const one of value) responseHeaders.push([name, one]);
-      else responseHeaders.push([name, value]);
-    }
+    const responseHeaders = Object.entries(answer.headers).flatMap(([name, value]) =>
+      WIRE_HEADERS.has(name) || value === undefined ? [] : [value].flat().map((one): [string, string] => [name, one]),
+    );
     return new Response(NULL_BODY_STATUSES.has(answer.status) ? null : answer.text, {
       status: answer.status,
       statusText: answer.statusText,
