@@ -21,3 +21,8 @@ export function toBase62(value: number, width: number): string {
 export function keyChecksum(randomPart: string): string {
   return toBase62(crc32(randomPart), CHECKSUM_LENGTH);
 }
+
+/** Whether a key's body (its random part, then a checksum) ends in the checksum of the part before. */
+export function isKeyBody(body: string): boolean {
+  return keyChecksum(body.slice(0, -CHECKSUM_LENGTH)) === body.slice(-CHECKSUM_LENGTH);
+}

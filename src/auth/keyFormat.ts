@@ -1,9 +1,9 @@
 import { hash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { CHECKSUM_LENGTH, keyChecksum, RANDOM_LENGTH } from './keyChecksum.js';
+import { CHECKSUM_LENGTH, isKeyBody, RANDOM_LENGTH } from './keyChecksum.js';
 
 /** `atl_` + 32 random + 6 checksum characters, all base62. */
-const KEY_FORM = new RegExp(`^atl_([0-9A-Za-z]{${RANDOM_LENGTH}})([0-9A-Za-z]{${CHECKSUM_LENGTH}})$`);
+const KEY_FORM = new RegExp(`^atl_[0-9A-Za-z]{${RANDOM_LENGTH + CHECKSUM_LENGTH}}$`);
 
 /** Three base64url parts joined by dots (the signature may be empty, as in an unsigned JWT). */
 const JWT_FORM = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
@@ -26,9 +26,7 @@ const recentKeys = new LRUCache<string, WellFormedKey>({ max: 1024 });
 export function toWellFormedKey(text: string): WellFormedKey | null {
   const recent = recentKeys.get(text);
   if (recent !== undefined) return recent;
-  const match = KEY_FORM.exec(text);
-  const [, randomPart, checksum] = match ?? [];
-  if (randomPart === undefined || checksum === undefined || keyChecksum(randomPart) !== checksum) return null;
+  if (!KEY_FORM.test(text) || !isKeyBody(text.slice('atl_'.length))) return null;
   const key = Object.freeze({ keyHash: keyHashOf(text), prefix: text.slice(0, KEY_PREFIX_LENGTH) });
   recentKeys.set(text, key);
   return key;

@@ -1,4 +1,4 @@
-import { CHECKSUM_LENGTH, keyChecksum, RANDOM_LENGTH } from './keyChecksum.js';
+import { CHECKSUM_LENGTH, isKeyBody, RANDOM_LENGTH } from './keyChecksum.js';
 
 /** Each decoding round can only shrink the text; the bound keeps a crafted target cheap. */
 const MAX_DECODING_ROUNDS = 8;
@@ -57,10 +57,6 @@ function holdsKeyBody(text: string, checksums = true): boolean {
 
 function isBase62(code: number): boolean {
   return (code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
-}
-
-function isKeyBody(body: string): boolean {
-  return keyChecksum(body.slice(0, -CHECKSUM_LENGTH)) === body.slice(-CHECKSUM_LENGTH);
 }
 
 function decodeOnce(text: string): string {
