@@ -42,42 +42,33 @@ export function addOperationalRoutes(
 ): void {
   const [healthPath, metricsPath, readinessPath] = WATCH_PATHS;
   const metricsFor = groups.metricsFor ?? (() => true);
-  type Route = [string, RouterMiddleware<AppState>];
-  const describeRoutes: Route[] = groups.describe
-    ? [
-        ['/v1/openapi.json', serveOpenApi(groups.describe.openApiJson)],
-        ['/docs', serveDocsPage()],
-        ['/docs/assets/:name', serveDocsAsset()],
-      ]
-    : [];
-  const watchRoutes: Route[] = [
-    [
-      healthPath,
-      (ctx) => {
-        ctx.body = { status: 'ok' }; // nothing is asked of any upstream
-      },
-    ],
-    [
-      metricsPath,
-      async (ctx) => {
-        if (!metricsFor(ctx)) return; // left unanswered: the 404 of any unknown path
-        const { contentType, text } = await metrics.exposition();
-        ctx.set({ 'Cache-Control': 'no-store', 'Content-Type': contentType });
-        ctx.body = text;
-      },
-    ],
-    [
-      readinessPath,
-      (ctx) => {
-        const { ready, phase, checks } = readiness.report();
-        ctx.set('Cache-Control', 'no-store');
-        if (!ready) ctx.set('Retry-After', '5');
-        ctx.status = ready ? 200 : 503;
-        ctx.body = { status: phase, checks };
-      },
-    ],
-  ];
-  for (const [path, handler] of [...describeRoutes, ...(groups.watch ? watchRoutes : [])]) {
+  type Routes = Record<string, RouterMiddleware<AppState>>;
+  const describeRoutes: Routes = groups.describe
+    ? {
+        '/v1/openapi.json': serveOpenApi(groups.describe.openApiJson),
+        '/docs': serveDocsPage(),
+        '/docs/assets/:name': serveDocsAsset(),
+      }
+    : {};
+  const watchRoutes: Routes = {
+    [healthPath]: (ctx) => {
+      ctx.body = { status: 'ok' }; // nothing is asked of any upstream
+    },
+    [metricsPath]: async (ctx) => {
+      if (!metricsFor(ctx)) return; // left unanswered: the 404 of any unknown path
+      const { contentType, text } = await metrics.exposition();
+      ctx.set({ 'Cache-Control': 'no-store', 'Content-Type': contentType });
+      ctx.body = text;
+    },
+    [readinessPath]: (ctx) => {
+      const { ready, phase, checks } = readiness.report();
+      ctx.set('Cache-Control', 'no-store');
+      if (!ready) ctx.set('Retry-After', '5');
+      ctx.status = ready ? 200 : 503;
+      ctx.body = { status: phase, checks };
+    },
+  };
+  for (const [path, handler] of Object.entries({ ...describeRoutes, ...(groups.watch ? watchRoutes : {}) })) {
     router.get(path, (ctx, next) => {
       ctx.state.route = path;
       return handler(ctx, next);

@@ -19,10 +19,8 @@ export function failureFromStatus(
 export function failureFromThrown(upstream: UpstreamName, call: string, err: unknown): UpstreamError {
   if (err instanceof UpstreamError) return err;
   if (err instanceof DeadlineError) return new UpstreamError(upstream, 'timeout', `${call}: no answer in time`);
-  if (hasSocketErrorCode(err) || (err instanceof Error && hasSocketErrorCode(err.cause))) {
-    return new UpstreamError(upstream, 'unreachable', `${call}: ${describe(err)}`);
-  }
-  return new UpstreamError(upstream, 'bad_answer', `${call}: ${describe(err)}`);
+  const unreachable = hasSocketErrorCode(err) || (err instanceof Error && hasSocketErrorCode(err.cause));
+  return new UpstreamError(upstream, unreachable ? 'unreachable' : 'bad_answer', `${call}: ${describe(err)}`);
 }
 
 /** Socket and connection errors carry a code: ECONNREFUSED, ENOTFOUND, ECONNRESET, UND_ERR_SOCKET, ... */
