@@ -79,16 +79,8 @@ export function createOrganizationShares() {
 
   /** With the room full: the organization holding the most among the newcomer's and those with a waiter. */
   const biggestHolder = (newcomer: Organization): Organization => {
-    let biggest = newcomer;
-    let most = newcomer.running + newcomer.waiting.length + 1;
-    for (const organization of turns.values()) {
-      const held = organization.running + organization.waiting.length;
-      if (held > most) {
-        biggest = organization;
-        most = held;
-      }
-    }
-    return biggest;
+    const held = (org: Organization) => org.running + org.waiting.length + (org === newcomer ? 1 : 0);
+    return [...turns.values()].reduce((biggest, org) => (held(org) > held(biggest) ? org : biggest), newcomer);
   };
 
   const wait = (organization: Organization, deadline: number): Promise<void> =>
