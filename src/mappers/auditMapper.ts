@@ -1,19 +1,11 @@
-import type { AuditSeverity } from '../generated/graphql.js';
+import type { LatestAuditQuery } from '../generated/graphql.js';
 import type { AuditPayload, AuditSetupRequired } from '../routes/payloadSchemas.js';
 import { setupRequired } from './setupRequired.js';
 import { toUtcTimestamp } from './utcTimestamp.js';
 
-export interface CompletedAuditRun {
-  id: string;
-  completedAt: string | null;
-  scores: {
-    overall: number | null;
-    aiCrawl: number | null;
-    contentDecay: number | null;
-    technical: number | null;
-  } | null;
-  issueSummary: ReadonlyArray<{ severity: AuditSeverity; count: number }>;
-}
+type AuditedSite = NonNullable<LatestAuditQuery['organization']>['siteLookup'][number];
+/** The newest completed audit run of a site, as the platform answers it. */
+export type CompletedAuditRun = AuditedSite['auditRuns']['edges'][number]['node'];
 
 const COUNT_FIELD = { CRITICAL: 'critical', WARNING: 'warn', INFO: 'info' } as const;
 

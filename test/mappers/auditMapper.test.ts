@@ -46,7 +46,7 @@ describe('audit mapper', () => {
       [[{ severity: 'CRITICAL', count: 2 }], { critical: 2, warn: 0, info: 0 }],
       [[{ severity: 'INFO', count: 5 }], { critical: 0, warn: 0, info: 5 }],
     ] as const) {
-      const payload = toAuditPayload('s', { ...COMPLETED_RUN, issueSummary: summary });
+      const payload = toAuditPayload('s', { ...COMPLETED_RUN, issueSummary: [...summary] });
       assert.ok('audit' in payload);
       assert.deepEqual(payload.audit.issueCounts, counts);
     }
