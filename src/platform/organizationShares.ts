@@ -67,10 +67,8 @@ export function createOrganizationShares() {
         continue;
       }
       // Served: to the back of the line, if it still waits.
-      if (organization.waiting.length > 0) {
-        turns.delete(organization.id);
-        turns.set(organization.id, organization);
-      }
+      turns.delete(organization.id);
+      if (organization.waiting.length > 0) turns.set(organization.id, organization);
       running += 1;
       organization.running += 1;
       waiter.start();
