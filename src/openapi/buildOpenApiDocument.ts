@@ -72,25 +72,6 @@ function operation(route: PublicRoute): OperationObject {
   const recorded = RECORDED_EXAMPLES.success[route.operationId] ?? {};
   const envelopeId = documentedSchemas.get(route.envelope)?.id;
   if (envelopeId === undefined) throw new Error(`the envelope of ${route.path} is not registered`);
-  const responses: Record<string, ResponseObject> = {
-    '200': {
-      description: route.summary,
-      headers: headerRefs(SUCCESS_HEADERS),
-      content: {
-        'application/json': {
-          schema: ref('schemas', envelopeId),
-          examples: Object.fromEntries(Object.entries(recorded).map(([name, value]) => [name, { value }])),
-        },
-      },
-    },
-    '304': {
-      description: 'Not Modified: If-None-Match named the current ETag. No body; counts as a successful call.',
-      headers: headerRefs(SUCCESS_HEADERS),
-    },
-  };
-  for (const [code, status] of Object.entries(STATUS_BY_CODE) as Array<[ErrorCode, number]>) {
-    responses[String(status)] = failureResponse(code);
-  }
   return {
     operationId: route.operationId,
     summary: route.summary,
@@ -98,7 +79,23 @@ function operation(route: PublicRoute): OperationObject {
     tags: ['v1'],
     security: [{ bearerApiKey: [] }, { headerApiKey: [] }],
     parameters: [...queryParameters(route), ref('parameters', 'XRequestId'), ref('parameters', 'IfNoneMatch')],
-    responses,
+    responses: {
+      '200': {
+        description: route.summary,
+        headers: headerRefs(SUCCESS_HEADERS),
+        content: {
+          'application/json': {
+            schema: ref('schemas', envelopeId),
+            examples: Object.fromEntries(Object.entries(recorded).map(([name, value]) => [name, { value }])),
+          },
+        },
+      },
+      '304': {
+        description: 'Not Modified: If-None-Match named the current ETag. No body; counts as a successful call.',
+        headers: headerRefs(SUCCESS_HEADERS),
+      },
+      ...Object.fromEntries(ERROR_CODES.map((code) => [STATUS_BY_CODE[code], failureResponse(code)])),
+    },
   };
 }
 
@@ -125,7 +122,6 @@ function queryParameters(route: PublicRoute): ParameterObject[] {
 
 /** The ErrorEnvelope narrowed to one code and its reasons, with its headers and recorded examples. */
 function failureResponse(code: ErrorCode): ResponseObject {
-  const reasons = reasonsOf(code);
   const narrowing: SchemaObject = {
     type: 'object',
     properties: {
@@ -137,7 +133,8 @@ function failureResponse(code: ErrorCode): ResponseObject {
             code: { const: code },
             // Listed again so validators that close every object schema still accept it.
             message: { type: 'string' },
-            ...(reasons.length > 0 ? { reason: { type: 'string', enum: reasons } } : {}),
+            // Every code has reasons (the closed set in errors.ts).
+            reason: { type: 'string', enum: reasonsOf(code) },
           },
         },
       },
