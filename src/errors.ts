@@ -68,7 +68,6 @@ export function reasonsOf(code: ErrorCode): ErrorReason[] {
   return ERROR_REASONS.filter((reason) => CODE_BY_REASON[reason] === code);
 }
 
-/** The reasons that refine `code`. */
 export type ReasonOf<C extends ErrorCode> = {
   [R in ErrorReason]: (typeof CODE_BY_REASON)[R] extends C ? R : never;
 }[ErrorReason];

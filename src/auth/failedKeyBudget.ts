@@ -66,8 +66,8 @@ export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudg
       }
       const slot = `${client} ${key.keyHash}`;
       const waiting = waitingOnKey.get(slot);
-      let reserved = false;
-      if (waiting === undefined) {
+      const reserved = waiting === undefined;
+      if (reserved) {
         const nowMs = options.now().getTime();
         const window = currentWindow(client, nowMs);
         if (window.spent >= options.perMinute || window.open >= inFlight) {
@@ -76,7 +76,6 @@ export function withFailedKeyBudget(inner: Authenticator, options: FailedKeyBudg
         }
         window.spent += 1;
         window.open += 1;
-        reserved = true;
       }
       waitingOnKey.set(slot, (waiting ?? 0) + 1);
       let unknown = false;

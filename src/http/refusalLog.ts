@@ -38,7 +38,6 @@ export function createRefusalLog(logger: Logger, { linesPerSecond = 20, summaryE
       timer ??= setTimeout(summarize, summaryEveryMs).unref(); // never keeps the process alive
       return false;
     },
-    /** Writes what is counted. */
     close: summarize,
   };
 }

@@ -6,7 +6,6 @@ import { ALLOW } from '../http/unmatchedPaths.js';
 
 /* What the OpenAPI document says in words; patterns are those of the values the gateway writes. */
 
-/** The document's own description. */
 export const DESCRIPTION = [
   'Read-only data about a tracked site: keyword rankings, AI visibility, tracked keywords and the latest audit summary.',
   '',

@@ -9,7 +9,6 @@ import {
   type KeyServiceEvent,
   KeyServiceEventSchema,
   parseJson,
-  UnknownKeySchema,
   type UsageEvent,
   type UsageReceipt,
   UsageReceiptSchema,
@@ -81,7 +80,7 @@ export function createKeyServiceClient(options: KeyServiceClientOptions) {
 
   function verify(call: KeyServiceCall, keyHash: string): Promise<Verification | null> {
     return post(call, '/v1/keys/verify', { keyHash }, (status, json) => {
-      if (status === 404 && UnknownKeySchema.safeParse(json).success) return null;
+      if (status === 404 && ErrorAnswerSchema.safeParse(json).data?.error === 'unknown_key') return null;
       if (status !== 200) throw failureFromStatus('key-service', call, status, null);
       const parsed = VerificationSchema.safeParse(json);
       if (!parsed.success) throw new UpstreamError('key-service', 'bad_answer', `${call}: answer of another form`);

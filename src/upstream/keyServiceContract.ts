@@ -47,7 +47,6 @@ export const VerificationSchema = z.object({
 });
 
 export const ErrorAnswerSchema = z.object({ error: z.string() });
-export const UnknownKeySchema = z.object({ error: z.literal('unknown_key') });
 export type Verification = z.output<typeof VerificationSchema>;
 
 /** `accepted`: new events counted; `duplicates`: events the service already knew (sent before). */
