@@ -17,7 +17,6 @@ import { admit, refundsLimit } from './routes/admit.js';
 import { handleRoute } from './routes/publicRoute.js';
 import { PUBLIC_ROUTES } from './routes/publicRoutes.js';
 import type { Services } from './services.js';
-import { inSpan } from './telemetry/spans.js';
 
 /**
  * The whole request path: observe (request id; error envelope; metrics and log line once answered)
@@ -50,13 +49,13 @@ export function createApp(services: Services): Koa<AppState> {
       ctx.state.route = route.path;
       // Every answer here, refusals included, depends on the key presented.
       ctx.res.setHeader('Vary', CALLER_VARY);
-      const principal = await inSpan('auth', () =>
-        authenticator.authenticate(requestCredentials(ctx, trustedProxyHops)),
-      );
-      ctx.state.principal = principal;
-      const now = services.now();
-      const grant = await inSpan('admit', () =>
-        admit(ctx, admission, principal, now.getTime(), metrics.limiterDecision),
+      const authenticate = () => authenticator.authenticate(requestCredentials(ctx, trustedProxyHops));
+      const { principal, grant, now } = await admit(
+        ctx,
+        admission,
+        authenticate,
+        services.now,
+        metrics.limiterDecision,
       );
       let status = 500;
       try {

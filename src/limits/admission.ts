@@ -24,6 +24,8 @@ export interface LimitDecision {
 export interface Grant extends LimitDecision {
   /** The ceiling is reached: nothing was taken (the limit's unit neither). */
   readonly ceilingReached: boolean;
+  /** Reached only if calls on their way to the key service are not in the verification's `used`: a fresh one may admit. */
+  readonly ceilingInDoubt: boolean;
   /** The call was recorded for delivery: its place stays taken until the key service acknowledges it. */
   keep(): void;
   /** The call is not counted: its place goes back, and its unit of the limit too when `limitToo`. Once. */
@@ -86,6 +88,7 @@ export function granted(
     remaining,
     allowed: true,
     ceilingReached: false,
+    ceilingInDoubt: false,
     keep: () => once(true, false),
     giveBack: (limitToo) => once(false, limitToo),
   };
@@ -96,6 +99,8 @@ export function refused(
   decision: { limit: number; resetSeconds: number; windowSeconds: number },
   remaining: number,
   ceilingReached: boolean,
+  ceilingInDoubt = false,
 ): Grant {
-  return { ...decision, allowed: false, remaining: Math.max(0, remaining), ceilingReached, keep() {}, giveBack() {} };
+  const grant = { ...decision, allowed: false, remaining: Math.max(0, remaining), ceilingReached, ceilingInDoubt };
+  return { ...grant, keep() {}, giveBack() {} };
 }

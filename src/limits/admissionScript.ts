@@ -3,9 +3,11 @@ import type { RedisConnection } from '../redis/connectRedis.js';
 
 /**
  * One organization's admission, taken atomically (src/usage/README.md, "What state lives where").
- * KEYS: the window, the ceiling; ARGV as `admit` below names them (want 0 only writes the counts;
- * ceiling '' for none). Without a ceiling the field is still written where a ceiling key exists,
- * so the counts are whole once one is set. The last value returned tells of grants whose answer was lost.
+ * KEYS: the window, the ceiling, the calls being sent; ARGV as `admit` below names them (want 0 only
+ * writes the counts; ceiling '' for none). Without a ceiling the field is still written where a ceiling
+ * key exists, so the counts are whole once one is set. The fourth value returned tells of grants whose
+ * answer was lost; the fifth, the calls whose place in `used` is in doubt ("The ceiling's arithmetic").
+ * The calls being sent live in a key of their own, which instances of an earlier release ignore.
  */
 const FOLD_AFTER_MS = 60_000;
 
@@ -19,7 +21,7 @@ if mine < known then
 end
 local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
 local granted = math.max(0, math.min(tonumber(ARGV[5]), tonumber(ARGV[3]) - n))
-local room = 0
+local room, doubt = 0, 0
 local hasCeiling = ARGV[6] ~= ''
 if hasCeiling or redis.call('EXISTS', KEYS[2]) == 1 then
   local t = redis.call('TIME')
@@ -43,21 +45,36 @@ if hasCeiling or redis.call('EXISTS', KEYS[2]) == 1 then
     end
   end
   if folded then redis.call('HSET', KEYS[2], 'gone', baseWaiting .. ' ' .. baseAcknowledged .. ' 0 0') end
+  local expires = now + tonumber(ARGV[12])
   if hasCeiling then
-    room = tonumber(ARGV[6]) - tonumber(ARGV[7]) - waiting - inFlight - math.max(0, acknowledged - tonumber(ARGV[8]))
+    local ackedSince = math.max(0, acknowledged - tonumber(ARGV[8]))
+    room = tonumber(ARGV[6]) - tonumber(ARGV[7]) - waiting - inFlight - ackedSince
     granted = math.max(0, math.min(granted, room))
     room = room - granted
     redis.call('PEXPIRE', KEYS[2], ARGV[13])
+    doubt = ackedSince + tonumber(ARGV[14])
+    local sending = redis.call('HGETALL', KEYS[3])
+    for i = 1, #sending, 2 do
+      local s, u = string.match(sending[i + 1], '^(%d+) (%d+)$')
+      if sending[i] ~= id and s then
+        if tonumber(u) > now then doubt = doubt + tonumber(s) else redis.call('HDEL', KEYS[3], sending[i]) end
+      end
+    end
+    if ARGV[14] == '0' then
+      redis.call('HDEL', KEYS[3], id)
+    else
+      redis.call('HSET', KEYS[3], id, ARGV[14] .. ' ' .. expires)
+      redis.call('PEXPIRE', KEYS[3], ARGV[13])
+    end
   end
-  local mine = ARGV[9] .. ' ' .. ARGV[10] .. ' ' .. (tonumber(ARGV[11]) + granted) .. ' ' .. (now + tonumber(ARGV[12]))
-  redis.call('HSET', KEYS[2], id, mine)
+  redis.call('HSET', KEYS[2], id, ARGV[9] .. ' ' .. ARGV[10] .. ' ' .. (tonumber(ARGV[11]) + granted) .. ' ' .. expires)
 end
 if granted > 0 then
   n = redis.call('HINCRBY', KEYS[1], 'n', granted)
   redis.call('HINCRBY', KEYS[1], id, granted)
 end
 if redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
-return {granted, n, room, tonumber(redis.call('HGET', KEYS[1], id) or '0')}
+return {granted, n, room, tonumber(redis.call('HGET', KEYS[1], id) or '0'), doubt}
 `;
 
 /** KEYS[1]: the ceiling. Returns the calls acknowledged, summed over instances. */
@@ -76,6 +93,7 @@ declare module 'ioredis' {
     admit(
       windowKey: string,
       ceilingKey: string,
+      sendingKey: string,
       instanceId: string,
       admittedInWindow: number,
       allowance: number,
@@ -89,14 +107,15 @@ declare module 'ioredis' {
       inFlight: number,
       fieldLifetimeMs: number,
       ceilingLifetimeMs: number,
-    ): Result<[granted: number, count: number, room: number, admittedInWindow: number], Context>;
+      sending: number,
+    ): Result<[granted: number, count: number, room: number, admittedInWindow: number, doubt: number], Context>;
     acknowledgedCalls(ceilingKey: string): Result<number, Context>;
   }
 }
 
 /** Makes the scripts callable on the connection (ioredis sends EVALSHA, and EVAL after a NOSCRIPT). */
 export function defineAdmissionScripts(connection: RedisConnection): void {
-  connection.defineCommand('admit', { numberOfKeys: 2, lua: ADMIT });
+  connection.defineCommand('admit', { numberOfKeys: 3, lua: ADMIT });
   connection.defineCommand('acknowledgedCalls', { numberOfKeys: 1, lua: ACKNOWLEDGED });
 }
 
@@ -108,4 +127,9 @@ export function windowKey(organizationId: string, windowIndex: number): string {
 /** The organization's calls under its ceiling, by instance. */
 export function ceilingKey(organizationId: string): string {
   return `gateway:{${organizationId}}:ceiling`;
+}
+
+/** The organization's calls on their way to the key service, by instance: "calls until". */
+export function sendingKey(organizationId: string): string {
+  return `gateway:{${organizationId}}:sending`;
 }

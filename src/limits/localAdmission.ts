@@ -61,8 +61,10 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & { r
       const counts = calls.countsOf(organizationId);
       if (usage?.ceiling != null) {
         lastUsage.set(organizationId, usage);
-        if (roomFor(organizationId, usage) < 1) {
-          return refused(decision, requests - taken.get(organizationId, window.index), true);
+        const room = roomFor(organizationId, usage);
+        if (room < 1) {
+          const doubt = counts.sending + Math.max(0, counts.acknowledged - usage.acknowledgedBefore);
+          return refused(decision, requests - taken.get(organizationId, window.index), true, room + doubt >= 1);
         }
       } else lastUsage.delete(organizationId);
       const count = taken.add(organizationId, window.index);

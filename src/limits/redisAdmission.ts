@@ -12,7 +12,7 @@ import {
   NEAR_CEILING_MARGIN,
   refused,
 } from './admission.js';
-import { ceilingKey, defineAdmissionScripts, windowKey } from './admissionScript.js';
+import { ceilingKey, defineAdmissionScripts, sendingKey, windowKey } from './admissionScript.js';
 import { type FixedWindow, fixedWindowAt } from './fixedWindow.js';
 import { leaseSize, renewsAhead } from './leases.js';
 import { createWindowCounts } from './windowCounts.js';
@@ -90,7 +90,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
   const unavailable = (cause: unknown) => new LimiterUnavailable(policy, { cause });
 
   const script = (organizationId: string, windowIndex: number, want: number, usage: CallerUsage | undefined) => {
-    const { waiting, acknowledged, inFlight } = calls.countsOf(organizationId);
+    const { waiting, acknowledged, inFlight, sending } = calls.countsOf(organizationId);
     const lifetimeMs = usage
       ? Math.max(FIELD_LIFETIME_MS, usage.periodEnd.getTime() + PERIOD_END_MARGIN_MS - Date.now())
       : 0;
@@ -98,6 +98,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       redis.admit(
         windowKey(organizationId, windowIndex),
         ceilingKey(organizationId),
+        sendingKey(organizationId),
         instanceId,
         taken.get(organizationId, windowIndex),
         requests,
@@ -111,6 +112,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
         inFlight,
         FIELD_LIFETIME_MS,
         lifetimeMs,
+        sending,
       ),
     );
   };
@@ -221,7 +223,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     // Another call out (the window before) has not counted its grant here yet: written again after both.
     if (out > 0) writeAfterCalls.add(organizationId);
     callsOut.set(organizationId, out + 1);
-    let answer: [granted: number, count: number, room: number, admittedInWindow: number];
+    let answer: [granted: number, count: number, room: number, admittedInWindow: number, doubt: number];
     try {
       answer = await script(organizationId, windowIndex, waiting.length + lease, usage);
     } catch (err: unknown) {
@@ -238,7 +240,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       for (const request of [...waiting, ...queue.waiting.splice(0)]) request.reject(refusal);
       return;
     }
-    const [granted, count, roomAfter, admittedInWindow] = answer;
+    const [granted, count, roomAfter, admittedInWindow, doubt] = answer;
     callDone(organizationId);
     // Requests whose window ended while they waited stay out of the next window's count.
     const current = taken.latest().windowIndex <= windowIndex;
@@ -259,7 +261,8 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       if (i < granted) request.resolve(grantFrom(queue, request.window, requests - (countBefore + i + 1)));
       else {
         const decision = { limit: requests, resetSeconds: request.window.resetSeconds, windowSeconds };
-        request.resolve(refused(decision, requests - count, hasCeiling && roomAfter <= 0));
+        const ceilingReached = hasCeiling && roomAfter <= 0;
+        request.resolve(refused(decision, requests - count, ceilingReached, ceilingReached && roomAfter + doubt >= 1));
       }
     });
     queue.lastLease = Math.max(0, granted - waiting.length);

@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../appState.js';
 import { authFailure } from '../auth/authFailures.js';
@@ -6,37 +7,55 @@ import { ApiError } from '../errors.js';
 import type { Admission, Grant } from '../limits/admission.js';
 import { rateLimitFields } from '../limits/rateLimitFields.js';
 import type { LimiterOutcome } from '../metrics/gatewayMetrics.js';
+import { inSpan } from '../telemetry/spans.js';
 
 /**
- * Admission over HTTP: takes a unit of the request limit and a place under the ceiling, sets the
- * RateLimit fields, and refuses with 403 at the ceiling, 429 beyond the limit, 503 when either cannot be enforced.
+ * Waits before authentication and admission are asked again, while a refusal at the ceiling is in doubt
+ * (src/usage/README.md, "The ceiling's arithmetic"): about one delivery of usage, then twice as long each time.
+ */
+const DOUBT_HOLDS_MS = [25, 50, 100, 200];
+
+/**
+ * Authentication, then admission over HTTP: takes a unit of the request limit and a place under the ceiling,
+ * sets the RateLimit fields, and refuses with 403 at the ceiling, 429 beyond the limit, 503 when either cannot
+ * be enforced. A refusal at the ceiling in doubt is held, then both steps run again with a fresh verification.
  */
 export async function admit(
   ctx: ParameterizedContext<AppState>,
   admission: Admission,
-  principal: Principal,
-  nowMs: number,
+  authenticate: () => Promise<Principal>,
+  clock: () => Date,
   onDecision?: (outcome: LimiterOutcome) => void,
-): Promise<Grant> {
-  let grant: Grant;
-  try {
-    grant = await admission.take(principal.organizationId, nowMs, principal.usage);
-  } catch (err: unknown) {
-    onDecision?.('unavailable');
-    throw err;
+): Promise<{ principal: Principal; grant: Grant; now: Date }> {
+  for (let holds = 0; ; holds += 1) {
+    const principal = await inSpan('auth', authenticate);
+    ctx.state.principal = principal;
+    const now = clock();
+    let grant: Grant;
+    try {
+      grant = await inSpan('admit', () => admission.take(principal.organizationId, now.getTime(), principal.usage));
+    } catch (err: unknown) {
+      onDecision?.('unavailable');
+      throw err;
+    }
+    const hold = grant.ceilingInDoubt ? DOUBT_HOLDS_MS[holds] : undefined;
+    if (hold !== undefined) {
+      await delay(hold);
+      continue;
+    }
+    if (grant.ceilingReached) throw authFailure('usage_ceiling_reached');
+    onDecision?.(grant.allowed ? 'allowed' : 'limited');
+    const fields = rateLimitFields(grant);
+    ctx.res.setHeader('RateLimit-Policy', fields['RateLimit-Policy']);
+    ctx.res.setHeader('RateLimit', fields.RateLimit);
+    if (!grant.allowed) {
+      throw new ApiError('RATE_LIMITED', 'Too many requests for this organization. Retry later.', {
+        reason: 'request_limit_reached',
+        headers: { 'Retry-After': String(Math.max(1, grant.resetSeconds)) },
+      });
+    }
+    return { principal, grant, now };
   }
-  if (grant.ceilingReached) throw authFailure('usage_ceiling_reached');
-  onDecision?.(grant.allowed ? 'allowed' : 'limited');
-  const fields = rateLimitFields(grant);
-  ctx.res.setHeader('RateLimit-Policy', fields['RateLimit-Policy']);
-  ctx.res.setHeader('RateLimit', fields.RateLimit);
-  if (!grant.allowed) {
-    throw new ApiError('RATE_LIMITED', 'Too many requests for this organization. Retry later.', {
-      reason: 'request_limit_reached',
-      headers: { 'Retry-After': String(Math.max(1, grant.resetSeconds)) },
-    });
-  }
-  return grant;
 }
 
 /** The gateway's own failures (5xx) and refusals after admission (429) give the limit's unit back. */

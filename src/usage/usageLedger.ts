@@ -2,7 +2,7 @@
 export interface UsageLedger {
   /** Calls admitted by an earlier instance (a spool), now kept here until acknowledged. */
   adopted(organizationId: string, calls: number): void;
-  /** On their way to the key service (informational). */
+  /** On their way to the key service: counted there or not, until acknowledged or dropped. */
   sending(organizationId: string, calls: number): void;
   /** The key service acknowledged them: every verification sent from now on includes them in `used`. */
   acknowledged(organizationId: string, calls: number): void;
@@ -27,10 +27,12 @@ export interface CallCounts {
   waiting: number;
   acknowledged: number;
   inFlight: number;
+  /** Of `waiting`, on their way to the key service. */
+  sending: number;
   nearCeiling: boolean;
 }
 
-/** One instance's counts by organization, and the delivery seam over them; `changed` hears of each acknowledgement or drop. */
+/** One instance's counts by organization, and the delivery seam over them; `changed` hears of each send, acknowledgement or drop. */
 export function createCallCounts(changed: (organizationId: string, acknowledged: number) => void): {
   readonly ledger: Omit<UsageLedger, 'beforeVerify'>;
   countsOf(organizationId: string): CallCounts;
@@ -40,7 +42,7 @@ export function createCallCounts(changed: (organizationId: string, acknowledged:
   const countsOf = (organizationId: string): CallCounts => {
     let counts = all.get(organizationId);
     if (!counts) {
-      counts = { waiting: 0, acknowledged: 0, inFlight: 0, nearCeiling: false };
+      counts = { waiting: 0, acknowledged: 0, inFlight: 0, sending: 0, nearCeiling: false };
       all.set(organizationId, counts);
     }
     return counts;
@@ -52,15 +54,21 @@ export function createCallCounts(changed: (organizationId: string, acknowledged:
       adopted(organizationId, calls) {
         countsOf(organizationId).waiting += calls;
       },
-      sending() {},
+      sending(organizationId, calls) {
+        countsOf(organizationId).sending += calls;
+        changed(organizationId, 0);
+      },
       acknowledged(organizationId, calls) {
         const counts = countsOf(organizationId);
         counts.waiting -= calls;
+        counts.sending -= calls;
         counts.acknowledged += calls;
         changed(organizationId, calls);
       },
       dropped(organizationId, calls) {
-        countsOf(organizationId).waiting -= calls;
+        const counts = countsOf(organizationId);
+        counts.waiting -= calls;
+        counts.sending -= calls;
         changed(organizationId, 0);
       },
       isNearCeiling: (organizationId) => all.get(organizationId)?.nearCeiling ?? false,

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { pino } from 'pino';
-import { ceilingKey, defineAdmissionScripts, windowKey } from '../../src/limits/admissionScript.js';
+import { ceilingKey, defineAdmissionScripts, sendingKey, windowKey } from '../../src/limits/admissionScript.js';
 import { closeRedis, connectRedis, type RedisConnection } from '../../src/redis/connectRedis.js';
 import { eventually } from '../support/eventually.js';
 import { type RedisServer, skipWithoutRedis, startRedisServer } from '../support/redisServer.js';
@@ -19,13 +19,14 @@ describe('admission script (Redis)', () => {
   const admit = (
     instance: string,
     want: number,
-    counts: { taken?: number; waiting?: number; acknowledged?: number; inFlight?: number } = {},
+    counts: { taken?: number; waiting?: number; acknowledged?: number; inFlight?: number; sending?: number } = {},
     usage: { ceiling: number | ''; used?: number; acknowledgedBefore?: number } = { ceiling: '' },
     allowance = 1000,
   ) =>
     connection.admit(
       windowKey(ORG, WINDOW),
       ceilingKey(ORG),
+      sendingKey(ORG),
       instance,
       counts.taken ?? 0,
       allowance,
@@ -39,6 +40,7 @@ describe('admission script (Redis)', () => {
       counts.inFlight ?? 0,
       15_000,
       LIFETIME,
+      counts.sending ?? 0,
     );
   const field = (instance: string) => connection.hget(ceilingKey(ORG), instance);
 
@@ -59,18 +61,18 @@ describe('admission script (Redis)', () => {
 
   it('grants the limit whole or not, and no more than the allowance over instances', async () => {
     const none = { ceiling: '' } as const;
-    assert.deepEqual(await admit('a', 6, {}, none, 10), [6, 6, 0, 6]);
-    assert.deepEqual(await admit('b', 6, {}, none, 10), [4, 10, 0, 4]);
-    assert.deepEqual(await admit('a', 1, { taken: 6 }, none, 10), [0, 10, 0, 6]);
+    assert.deepEqual(await admit('a', 6, {}, none, 10), [6, 6, 0, 6, 0]);
+    assert.deepEqual(await admit('b', 6, {}, none, 10), [4, 10, 0, 4, 0]);
+    assert.deepEqual(await admit('a', 1, { taken: 6 }, none, 10), [0, 10, 0, 6, 0]);
   });
 
   it('adds back what an instance took when Redis forgot it, and a repeated write changes nothing', async () => {
     await admit('a', 3);
     await admit('b', 2);
     await connection.flushall();
-    assert.deepEqual(await admit('a', 0, { taken: 3 }), [0, 3, 0, 3]);
-    assert.deepEqual(await admit('a', 0, { taken: 3 }), [0, 3, 0, 3]);
-    assert.deepEqual(await admit('b', 0, { taken: 2 }), [0, 5, 0, 2]);
+    assert.deepEqual(await admit('a', 0, { taken: 3 }), [0, 3, 0, 3, 0]);
+    assert.deepEqual(await admit('a', 0, { taken: 3 }), [0, 3, 0, 3, 0]);
+    assert.deepEqual(await admit('b', 0, { taken: 2 }), [0, 5, 0, 2, 0]);
   });
 
   it('admits while used + waiting + in flight + acknowledgements since the verify stay under the ceiling', async () => {
@@ -84,6 +86,27 @@ describe('admission script (Redis)', () => {
     // Written whole again (a repeat, or after a restart): the same answer.
     assert.equal((await admit('a', 1, { inFlight: 11 }, usage))[0], 0);
     assert.equal((await admit('a', 1, { inFlight: 11 }, usage))[0], 0);
+  });
+
+  it('tells how many calls may be counted twice: those on their way to the key service and those acknowledged since the verify', async () => {
+    // Ceiling 100, used 90: b has 6 waiting, 4 of them on their way; 3 acknowledged since the verify.
+    await admit('b', 0, { waiting: 6, acknowledged: 13, sending: 4 }, { ceiling: 100, used: 90 });
+    const usage = { ceiling: 100, used: 90, acknowledgedBefore: 10 };
+    const [granted, , room, , doubt] = await admit('a', 5, { sending: 2 }, usage);
+    assert.equal(granted, 1, '90 + 6 waiting + 3 since the verify leave one place');
+    assert.equal(room, 0);
+    assert.equal(doubt, 4 + 2 + 3, "b's and a's calls on their way, and the acknowledgements since the verify");
+    // Acknowledged: b writes nothing on its way; a's own count follows its writes.
+    await admit('b', 0, { waiting: 2, acknowledged: 17 }, { ceiling: 100, used: 90 });
+    assert.equal((await admit('a', 0, { inFlight: 1 }, usage))[4], 7, 'only the acknowledgements since the verify');
+    assert.equal(await connection.exists(sendingKey(ORG)), 0, 'no instance has calls on their way');
+  });
+
+  it("forgets a silent instance's calls on their way once its field's time has passed", async () => {
+    await connection.hset(sendingKey(ORG), 'gone-instance', '9 1000');
+    const [, , , , doubt] = await admit('a', 1, {}, { ceiling: 100, used: 0 });
+    assert.equal(doubt, 0);
+    assert.equal(await connection.hget(sendingKey(ORG), 'gone-instance'), null);
   });
 
   it("drops a silent instance's in-flight calls once its field's time has passed, keeping what it recorded", async () => {

@@ -54,6 +54,25 @@ describe('admission in process', () => {
     assert.equal(admission.ledger.isNearCeiling(ORG), true);
   });
 
+  it('says a refusal is in doubt while calls on their way to the key service may be in `used` too', async () => {
+    const admission = createLocalAdmission({ requests: 50, windowSeconds: 60 });
+    for (let i = 0; i < 8; i++) (await admission.take(ORG, NOW, usage(90, 0))).keep();
+    const inFlight = [await admission.take(ORG, NOW, usage(90, 0)), await admission.take(ORG, NOW, usage(90, 0))];
+    const full = await admission.take(ORG, NOW, usage(90, 0));
+    assert.deepEqual([full.ceilingReached, full.ceilingInDoubt], [true, false], 'none on their way: surely full');
+    for (const grant of inFlight) grant.giveBack(false);
+    // 8 go out and the key service counts them: a verification answered now says 98 and they still wait here.
+    admission.ledger.sending(ORG, 8);
+    const doubtful = await admission.take(ORG, NOW, usage(98, 0));
+    assert.deepEqual([doubtful.ceilingReached, doubtful.ceilingInDoubt], [true, true]);
+    // Acknowledged since that verify: still in doubt for it; a verification sent now includes them exactly.
+    admission.ledger.acknowledged(ORG, 8);
+    assert.equal((await admission.take(ORG, NOW, usage(98, 0))).ceilingInDoubt, true);
+    const results = [];
+    for (let i = 0; i < 3; i++) results.push((await admission.take(ORG, NOW, usage(98, 8))).allowed);
+    assert.deepEqual(results, [true, true, false]);
+  });
+
   it("gives the limit's unit back only when asked to (the gateway's own failure)", async () => {
     const admission = createLocalAdmission({ requests: 3, windowSeconds: 60 });
     (await admission.take(ORG, NOW)).giveBack(true);

@@ -42,7 +42,7 @@ export function unlimitedAdmission(): Admission {
 
 /** A limit decision as admission's grant: no ceiling, nothing to give back. */
 export function asGrant(decision: LimitDecision): Grant {
-  return { ...decision, ceilingReached: false, keep() {}, giveBack() {} };
+  return { ...decision, ceilingReached: false, ceilingInDoubt: false, keep() {}, giveBack() {} };
 }
 
 /** The calls counted against the ceiling on one instance without Redis, for an authenticator under test. */
