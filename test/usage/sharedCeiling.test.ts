@@ -168,7 +168,10 @@ describe('usage ceiling shared through Redis (three instances)', function () {
     await delivered(statuses);
     assert.equal(countOf(statuses, 200), 60);
     const keys = await withClient(redis.port, (client) => client.keys('*'));
-    assert.deepEqual(keys.filter((key) => !key.includes(':limit:') && !key.includes('{usage}')), []);
+    assert.deepEqual(
+      keys.filter((key) => !key.includes(':limit:') && !key.includes('{usage}')),
+      [],
+    );
   });
 
   it('starts a new count with a new period', async () => {
