@@ -66,12 +66,8 @@ const hostPort = z
 const hostPorts = unsetIfEmpty(
   z
     .string()
-    .transform((value) =>
-      value
-        .trim()
-        .split(/\s*,\s*/)
-        .filter((item) => item !== ''),
-    )
+    .trim()
+    .transform((value) => value.split(/\s*,\s*/).filter((item) => item !== ''))
     .pipe(z.array(hostPort).min(1, { error: (issue) => `${variable(issue)} must name at least one host:port` }))
     .optional(),
 );
@@ -90,12 +86,9 @@ export const EnvSchema = z.object({
     (value) => (typeof value === 'string' ? value.trim().toLowerCase() || undefined : value),
     z.enum(LOG_LEVELS, { error: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` }).default('info'),
   ),
-  REDIS_URL: unsetIfEmpty(
-    z
-      .string()
-      .trim()
-      .refine((value) => /^rediss?:\/\//.test(value), 'REDIS_URL must start with redis:// or rediss://')
-      .optional(),
+  REDIS_URL: trimmed.refine(
+    (value) => value === undefined || /^rediss?:\/\//.test(value),
+    'REDIS_URL must start with redis:// or rediss://',
   ),
   REDIS_SENTINELS: hostPorts,
   REDIS_SENTINEL_NAME: trimmed,
