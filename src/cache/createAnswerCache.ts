@@ -84,16 +84,15 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
   const loads = new Map<string, Promise<StoredAnswer>>();
 
   const startLoad = (key: string, load: () => Promise<unknown>): Promise<StoredAnswer> => {
-    const loading = load().then((payload) => {
-      const stored = serializeAnswer(payload);
-      entries.set(key, { stored, loadedAt: now().getTime() });
-      return stored;
-    });
+    // Only get() starts a load, and never while one for the key is under way: the one settling is the one listed.
+    const loading = load()
+      .then((payload) => {
+        const stored = serializeAnswer(payload);
+        entries.set(key, { stored, loadedAt: now().getTime() });
+        return stored;
+      })
+      .finally(() => loads.delete(key));
     loads.set(key, loading);
-    const forget = () => {
-      if (loads.get(key) === loading) loads.delete(key);
-    };
-    loading.then(forget, forget);
     return loading;
   };
 
