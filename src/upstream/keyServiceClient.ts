@@ -107,12 +107,6 @@ export function createKeyServiceClient(options: KeyServiceClientOptions) {
     /** Retry-After on 429/503, used once. */
     let retryAfter: number | undefined;
 
-    function setConnected(value: boolean, detail: string): void {
-      if (connected === value) return;
-      connected = value;
-      handlers.onConnectionChange?.(value, detail);
-    }
-
     /** One connection; resolves with why it ended. */
     async function readOnce(): Promise<string> {
       // Not AbortSignal.any: on Node 20 its signal may be garbage-collected, leaving close() hanging.
@@ -138,7 +132,8 @@ export function createKeyServiceClient(options: KeyServiceClientOptions) {
         }
         failedAttempts = 0;
         lastByteAt = performance.now();
-        setConnected(true, 'events: connected');
+        connected = true;
+        handlers.onConnectionChange?.(true, 'events: connected');
         abortAfter(idleTimeoutMs);
         const parser = createParser({
           onEvent(message) {
@@ -180,7 +175,9 @@ export function createKeyServiceClient(options: KeyServiceClientOptions) {
     const running = (async () => {
       while (!closing.signal.aborted) {
         const detail = await readOnce();
-        setConnected(false, detail);
+        const dropped = connected;
+        connected = false;
+        if (dropped) handlers.onConnectionChange?.(false, detail);
         if (closing.signal.aborted) break;
         failedAttempts += 1;
         const delay = retryDelayMs(failedAttempts, { ...backoff, retryAfterSeconds: retryAfter });
