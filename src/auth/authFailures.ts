@@ -22,13 +22,12 @@ export type AuthFailureReason = keyof typeof MESSAGES;
 
 /** 429 once an address spent its budget of unknown keys, 403 for a known caller who may not pass, else 401. */
 export function authFailure(reason: AuthFailureReason, retryAfterSeconds?: number): ApiError {
-  if (reason === 'unknown_key_budget_spent') {
-    return new ApiError('RATE_LIMITED', MESSAGES[reason], {
-      reason,
-      headers: { 'Retry-After': String(retryAfterSeconds ?? 1) },
-    });
-  }
   const code: ErrorCode = CODE_BY_REASON[reason];
-  if (code === 'FORBIDDEN') return new ApiError<ErrorCode>(code, MESSAGES[reason], { reason });
-  return new ApiError<ErrorCode>(code, MESSAGES[reason], { reason, headers: { 'WWW-Authenticate': 'Bearer' } });
+  const headers: Record<string, string> =
+    code === 'RATE_LIMITED'
+      ? { 'Retry-After': String(retryAfterSeconds ?? 1) }
+      : code === 'FORBIDDEN'
+        ? {}
+        : { 'WWW-Authenticate': 'Bearer' };
+  return new ApiError<ErrorCode>(code, MESSAGES[reason], { reason, headers });
 }

@@ -8,11 +8,10 @@ export function requestCredentials(
   trustedProxyHops: number,
 ): PresentedCredentials {
   const { headers } = ctx.req;
-  const authorization = headers.authorization;
   // Node keeps only the first Authorization in `headers`: a second, different key would go unseen.
   const authorizationLines = ctx.req.headersDistinct.authorization;
   return {
-    authorization: authorization === '' ? undefined : authorization,
+    authorization: headers.authorization === '' ? undefined : headers.authorization,
     authorizationHeaders: authorizationLines && authorizationLines.length > 1 ? authorizationLines : undefined,
     // Node joins repeated X-API-Key lines with ", "; a key never holds a comma.
     apiKeyHeader: headers['x-api-key'],
