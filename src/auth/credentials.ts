@@ -16,8 +16,7 @@ export function presentedKeyText(credentials: PresentedCredentials): string {
 }
 
 function bearerTokens(credentials: PresentedCredentials): string[] {
-  const lines =
-    credentials.authorizationHeaders ?? (credentials.authorization === undefined ? [] : [credentials.authorization]);
+  const lines = credentials.authorizationHeaders ?? [credentials.authorization ?? []].flat();
   const tokens: string[] = [];
   for (const line of lines) {
     const value = line.trim();

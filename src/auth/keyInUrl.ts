@@ -29,12 +29,9 @@ export function mayHoldKey(text: string): boolean {
 /** Whether the raw request target (`/path?query`) holds a key anywhere, with its mark or without. */
 export function urlHoldsKey(target: string): boolean {
   if (!mayHoldKey(target)) return false;
-  const queryStart = target.indexOf('?');
-  const path = queryStart === -1 ? target : target.slice(0, queryStart);
-  const query = queryStart === -1 ? '' : target.slice(queryStart + 1);
-  if (path.split('/').some(holdsKey)) return true;
-  // Names and values alike: `?atl_…`, `?atl_…=1` and `?x=atl_…` all put the key in the URL.
-  return query.split(/[&;=]/).some(holdsKey);
+  const [path = '', ...query] = target.split('?');
+  // In the query, names and values alike: `?atl_…`, `?atl_…=1` and `?x=atl_…` all put the key in the URL.
+  return path.split('/').some(holdsKey) || query.join('?').split(/[&;=]/).some(holdsKey);
 }
 
 /**

@@ -51,10 +51,7 @@ export function inSpan<T>(name: string, work: (span: Span) => Promise<T>, option
 }
 
 /** The span of one incoming request, and the context to run it in: the caller's trace continued. */
-export function startServerSpan(
-  method: string,
-  headers: Record<string, string | string[] | undefined>,
-): { span: Span; context: Context } {
+export function startServerSpan(method: string, headers: Record<string, string | string[] | undefined>) {
   const parent = callerSamplingDecided(propagation.extract(ROOT_CONTEXT, headers));
   const span = tracer.startSpan(
     method,
