@@ -23,9 +23,8 @@ export function toKeywords(nodes: readonly TrackedKeywordNode[], limit: number):
   return keywords.slice(0, limit);
 }
 
+/** Unranked as an infinite position: two unranked keywords differ by NaN, which `||` passes over to the text. */
 function byRankThenText(a: PublicKeyword, b: PublicKeyword): number {
-  if (a.position !== null && b.position !== null && a.position !== b.position) return a.position - b.position;
-  if (a.position === null && b.position !== null) return 1;
-  if (a.position !== null && b.position === null) return -1;
-  return compareCodePoints(a.keyword, b.keyword);
+  const rank = (keyword: PublicKeyword) => keyword.position ?? Number.POSITIVE_INFINITY;
+  return rank(a) - rank(b) || compareCodePoints(a.keyword, b.keyword);
 }
