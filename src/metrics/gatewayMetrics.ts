@@ -4,9 +4,6 @@ import type { UpstreamFailure } from '../errors.js';
 
 export type LimiterOutcome = 'allowed' | 'limited' | 'unavailable';
 
-/** How an upstream call ended: the shape the platform client's `onCall` already reports. */
-export type UpstreamOutcome = 'ok' | UpstreamFailure;
-
 /** OpenTelemetry's advised boundaries for http.server.request.duration, in seconds. */
 const HTTP_SECONDS_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
 const UPSTREAM_SECONDS_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -48,7 +45,7 @@ export function createGatewayMetrics(options: { readonly processMetrics?: boolea
       'operation',
       'failure',
     ]);
-    return (operation: string, elapsed: number, outcome: UpstreamOutcome): void => {
+    return (operation: string, elapsed: number, outcome: 'ok' | UpstreamFailure): void => {
       seconds.observe({ operation, outcome }, elapsed);
       if (outcome !== 'ok') errors.inc({ operation, failure: outcome });
     };

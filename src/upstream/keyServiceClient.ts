@@ -10,7 +10,6 @@ import {
   KeyServiceEventSchema,
   parseJson,
   type UsageEvent,
-  type UsageReceipt,
   UsageReceiptSchema,
   type Verification,
   VerificationSchema,
@@ -199,7 +198,7 @@ export function createKeyServiceClient(options: KeyServiceClientOptions) {
     verify: (keyHash: string) => verify('verify', keyHash),
 
     /** Records 1 to 1000 usage events. A 400 throws UsageRejectedError: retrying cannot help. */
-    recordUsage(events: readonly UsageEvent[]): Promise<UsageReceipt> {
+    recordUsage(events: readonly UsageEvent[]) {
       return post('usage', '/v1/usage', { events }, (status, json) => {
         if (status === 400) {
           const name = ErrorAnswerSchema.safeParse(json).data?.error.slice(0, 100) ?? '';

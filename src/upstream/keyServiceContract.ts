@@ -51,7 +51,6 @@ export type Verification = z.output<typeof VerificationSchema>;
 
 /** `accepted`: new events counted; `duplicates`: events the service already knew (sent before). */
 export const UsageReceiptSchema = z.object({ accepted: z.number().int().min(0), duplicates: z.number().int().min(0) });
-export type UsageReceipt = z.output<typeof UsageReceiptSchema>;
 /** A stream event's data, with its event name as `type`. */
 export const KeyServiceEventSchema = z.discriminatedUnion('type', [
   z.object({
