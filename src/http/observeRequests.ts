@@ -4,10 +4,11 @@ import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { activeTraceId, endServerSpan, startServerSpan, tracingOn } from '../telemetry/spans.js';
-import { logRequest } from './logRequests.js';
+import { cut, loggablePath } from './logRequests.js';
 import { WATCH_PATHS } from './operationalRoutes.js';
 import { holdRefusal } from './refusalDelay.js';
 import { createRefusalLog } from './refusalLog.js';
+import { clientAddress } from './requestCredentials.js';
 import { requestIdOf } from './requestId.js';
 import { respondWithError } from './respondWithErrors.js';
 
@@ -61,18 +62,34 @@ export function observeRequests(
   };
   const record = (ctx: ParameterizedContext<AppState>, started: number, traceId: string | undefined): void => {
     const ms = performance.now() - started;
+    const { state, req } = ctx;
     // A route pattern, never the raw path (unbounded caller input).
-    metrics.httpRequest(ctx.state.route ?? 'unmatched', ctx.method, ctx.status, ms / 1000);
+    metrics.httpRequest(state.route ?? 'unmatched', ctx.method, ctx.status, ms / 1000);
     // A refused caller who never showed a valid key may be one of a flood: its line is rationed.
-    const refusal = ctx.state.refusal ?? (ctx.status >= 400 ? String(ctx.status) : undefined);
-    if (
-      refusal === undefined ||
-      ctx.state.principal !== undefined ||
-      (ctx.status >= 500 && ctx.status !== 503) ||
-      refusals.admit(refusal)
-    ) {
-      logRequest(logger, ctx, ms, traceId, { level: isWatchPath(ctx.path) ? 'debug' : 'info', trustedProxyHops });
-    }
+    const refusal = state.refusal ?? (ctx.status >= 400 ? String(ctx.status) : undefined);
+    const rationed = refusal !== undefined && state.principal === undefined && (ctx.status < 500 || ctx.status === 503);
+    const level = isWatchPath(ctx.path) ? 'debug' : 'info';
+    if ((rationed && !refusals.admit(refusal)) || !logger.isLevelEnabled(level)) return;
+    // The one JSON line per request: who asked, what came of it, and the ids that find it elsewhere.
+    // Every field is a value pino escapes (never a second line). The key never appears, only its prefix;
+    // the query string (which may hold a misplaced key) is left out, and key-like path segments redacted.
+    logger[level](
+      {
+        requestId: state.requestId,
+        traceId,
+        method: ctx.method,
+        route: state.route ?? null,
+        path: loggablePath(ctx.path),
+        status: ctx.status,
+        durationMs: Math.round(ms * 100) / 100,
+        organizationId: state.principal?.organizationId ?? null,
+        keyPrefix: state.principal?.keyPrefix ?? state.keyPrefix ?? null,
+        reason: state.refusal,
+        clientAddress: clientAddress(req.socket.remoteAddress, req.headers['x-forwarded-for'], trustedProxyHops),
+        userAgent: req.headers['user-agent'] === undefined ? undefined : cut(req.headers['user-agent']),
+      },
+      'request',
+    );
   };
   return (ctx, next) => {
     if (!tracingOn() || isWatchPath(ctx.path)) return observe(ctx, next);
