@@ -107,7 +107,6 @@ export function createGatewayMetrics(options: { readonly processMetrics?: boolea
   );
 
   return {
-    registry,
     httpRequest(route: string, method: string, status: number, seconds: number) {
       httpSeconds.observe(
         { http_route: route, http_request_method: method, http_response_status_code: status },

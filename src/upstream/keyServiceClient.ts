@@ -122,8 +122,7 @@ export function createKeyServiceClient(options: KeyServiceClientOptions) {
       try {
         const headers = lastEventId === undefined ? baseHeaders : { ...baseHeaders, 'last-event-id': lastEventId };
         const res = await http.open(`${baseUrl}/v1/events`, headers, signal);
-        const contentType = headerText(res.headers['content-type']);
-        if (res.statusCode !== 200 || !contentType.startsWith('text/event-stream')) {
+        if (res.statusCode !== 200 || !headerText(res.headers['content-type']).startsWith('text/event-stream')) {
           await res.body.dump();
           if (res.statusCode === 429 || res.statusCode === 503)
             retryAfter = retryAfterSeconds(res.headers['retry-after']);
