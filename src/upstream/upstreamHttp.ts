@@ -55,8 +55,7 @@ export type UpstreamHttp = ReturnType<typeof createUpstreamHttp>;
  * `send` keeps the chunks (the request API would wrap them in a stream only to read them back);
  * undici's decompress interceptor is experimental. A redirect's 3xx is an unexpected status.
  */
-export function createUpstreamHttp(options: { timeoutMs: number }) {
-  const { timeoutMs } = options;
+export function createUpstreamHttp({ timeoutMs }: { timeoutMs: number }) {
   return {
     /** The whole answer within `timeoutMs` of the start (or the call's deadline), or DeadlineError. */
     send(url: string | URL, call: UpstreamCall): Promise<UpstreamAnswer> {
