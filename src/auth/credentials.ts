@@ -6,12 +6,9 @@ import type { PresentedCredentials } from './principal.js';
  * `X-API-Key: <key>`; the 401 for none, another scheme, an empty bearer, or two different keys.
  */
 export function presentedKeyText(credentials: PresentedCredentials): string {
-  let only: string | undefined;
-  for (const token of [...bearerTokens(credentials), ...apiKeyHeaderValues(credentials.apiKeyHeader)]) {
-    if (only === undefined) only = token;
-    else if (token !== only) throw authFailure('conflicting_credentials');
-  }
+  const [only, ...others] = [...bearerTokens(credentials), ...apiKeyHeaderValues(credentials.apiKeyHeader)];
   if (only === undefined) throw authFailure('missing_key');
+  if (others.some((token) => token !== only)) throw authFailure('conflicting_credentials');
   return only;
 }
 

@@ -111,11 +111,8 @@ export function serveDocsAsset(): RouterMiddleware<AppState> {
       return;
     }
     ctx.type = asset.contentType;
-    if (ctx.acceptsEncodings('gzip', 'identity') === 'gzip') {
-      ctx.set('Content-Encoding', 'gzip');
-      ctx.body = asset.gzipped;
-    } else {
-      ctx.body = asset.body;
-    }
+    const compressed = ctx.acceptsEncodings('gzip', 'identity') === 'gzip';
+    if (compressed) ctx.set('Content-Encoding', 'gzip');
+    ctx.body = compressed ? asset.gzipped : asset.body;
   };
 }
