@@ -38,12 +38,9 @@ export function createVerificationGate(verify: Verify, options: VerificationGate
         const { RECEIVED, QUEUED } = limiter.counts();
         if ((RECEIVED ?? 0) + (QUEUED ?? 0) >= maxConcurrent + highWater) throw busy();
       }
-      let verification: Verification | null;
-      try {
-        verification = await limiter.schedule({ priority: PRIORITY[chosen] }, () => verify(keyHash));
-      } catch (err: unknown) {
-        throw err instanceof Bottleneck.BottleneckError ? busy() : err;
-      }
+      const verification = await limiter
+        .schedule({ priority: PRIORITY[chosen] }, () => verify(keyHash))
+        .catch((err: unknown) => Promise.reject(err instanceof Bottleneck.BottleneckError ? busy() : err));
       // A revoked key answers as an unknown one: it has not succeeded.
       if (verification === null || verification.key.revokedAt !== null) succeeded.delete(keyHash);
       else succeeded.set(keyHash, true);
