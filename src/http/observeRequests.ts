@@ -2,15 +2,25 @@ import { context } from '@opentelemetry/api';
 import type { Middleware, Next, ParameterizedContext } from 'koa';
 import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
+import { holdsKey, mayHoldKey } from '../auth/keyInUrl.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { activeTraceId, endServerSpan, startServerSpan, tracingOn } from '../telemetry/spans.js';
-import { cut, loggablePath } from './logRequests.js';
 import { WATCH_PATHS } from './operationalRoutes.js';
 import { holdRefusal } from './refusalDelay.js';
 import { createRefusalLog } from './refusalLog.js';
 import { clientAddress } from './requestCredentials.js';
 import { requestIdOf } from './requestId.js';
 import { respondWithError } from './respondWithErrors.js';
+
+/** Longer paths and user agents are cut, so one request cannot flood the log. */
+const MAX_LOGGED_LENGTH = 256;
+const cut = (text: string) => (text.length > MAX_LOGGED_LENGTH ? `${text.slice(0, MAX_LOGGED_LENGTH)}…` : text);
+
+/** The path with key-like segments (`atl_…` or a bare key body, however encoded) redacted, and bounded. */
+export function loggablePath(path: string): string {
+  if (!mayHoldKey(path)) return cut(path);
+  return cut(path.replace(/[^/]+/g, (segment) => (holdsKey(segment) ? '[redacted]' : segment)));
+}
 
 /** Probes and scrapes say nothing about callers: their lines are written at debug, and they are never traced. */
 const isWatchPath = (path: string): boolean => (WATCH_PATHS as readonly string[]).includes(path);

@@ -39,11 +39,10 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     const started = performance.now();
     // Counted from the request, the wait for a place included: a place is free once its caller is answered.
     const deadline = started + options.timeoutMs;
-    const text: string = document.toString();
     // A client is a URL and its options: one per call, its fetch bound to the deadline, costs nothing.
     const send = async (): Promise<TResult> => {
       const client = new GraphQLClient(options.url, { headers, fetch: platformFetch(http, deadline) });
-      const data = await client.request<TResult, Record<string, unknown>>({ document: text, variables });
+      const data = await client.request<TResult, Record<string, unknown>>({ document: document.toString(), variables });
       // A batch-shaped answer (a JSON array) comes back as an array: not our operation's data.
       if (data === null || typeof data !== 'object' || Array.isArray(data)) {
         throw new UpstreamError('platform', 'bad_answer', `${operation}: answer has no data`);

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { authFailure } from '../../src/auth/authFailures.js';
 import type { Authenticator } from '../../src/auth/principal.js';
-import { loggablePath } from '../../src/http/logRequests.js';
+import { loggablePath } from '../../src/http/observeRequests.js';
 import { fakeServices } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
 import { testKey } from '../support/keys.js';
