@@ -160,8 +160,7 @@ const JSON_SCHEMA_OPTIONS = {
   target: 'draft-2020-12',
   io: 'output',
   // zod states the safe-integer range of every int; the document says only what the API promises.
-  override(context: { jsonSchema: { minimum?: number; maximum?: number } }): void {
-    const schema = context.jsonSchema;
+  override({ jsonSchema: schema }: { jsonSchema: { minimum?: number; maximum?: number } }): void {
     if (schema.maximum === Number.MAX_SAFE_INTEGER) delete schema.maximum;
     if (schema.minimum === Number.MIN_SAFE_INTEGER) delete schema.minimum;
   },
