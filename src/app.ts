@@ -49,11 +49,10 @@ export function createApp(services: Services): Koa<AppState> {
       ctx.state.route = route.path;
       // Every answer here, refusals included, depends on the key presented.
       ctx.res.setHeader('Vary', CALLER_VARY);
-      const authenticate = () => authenticator.authenticate(requestCredentials(ctx, trustedProxyHops));
       const { principal, grant, now } = await admit(
         ctx,
         admission,
-        authenticate,
+        () => authenticator.authenticate(requestCredentials(ctx, trustedProxyHops)),
         services.now,
         metrics.limiterDecision,
       );

@@ -51,7 +51,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const keyService = createKeyServiceClient({ ...upstreams.keyService, timeoutMs, onCall: metrics.keyServiceCall });
   // ioredis is loaded only when there is a Redis to talk to: it costs memory a local gateway never needs.
   const redisModule = config.redis ? await import('./redis/connectRedis.js') : null;
-  const redis = config.redis && redisModule ? redisModule.connectRedis(config.redis, logger) : null;
+  const redis = config.redis ? redisModule?.connectRedis(config.redis, logger) : undefined;
   // With Redis every instance admits against one shared count per organization; without, against its own.
   const admission = redis
     ? (await import('./limits/redisAdmission.js')).createRedisAdmission({ ...config.rateLimit, redis, logger })
@@ -131,9 +131,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     (remainingMs) => usage.close(remainingMs),
     // After the usage: its last acknowledgements reach the shared count, then unused places go back.
     () => admission.close(),
-    async () => {
-      if (redis && redisModule) redisModule.closeRedis(redis);
-    },
+    async () => redis && redisModule?.closeRedis(redis),
     () => keyAuthenticator.close(),
     async () => local?.close(),
     // Last: readiness stays observable while the rest drains.

@@ -7,7 +7,6 @@ import type { RedisConnection } from '../redis/connectRedis.js';
  * writes the counts; ceiling '' for none). Without a ceiling the field is still written where a ceiling
  * key exists, so the counts are whole once one is set. The fourth value returned tells of grants whose
  * answer was lost; the fifth, the calls whose place in `used` is in doubt ("The ceiling's arithmetic").
- * The calls being sent live in a key of their own, which instances of an earlier release ignore.
  */
 const FOLD_AFTER_MS = 60_000;
 
@@ -60,12 +59,8 @@ if hasCeiling or redis.call('EXISTS', KEYS[2]) == 1 then
         if tonumber(u) > now then doubt = doubt + tonumber(s) else redis.call('HDEL', KEYS[3], sending[i]) end
       end
     end
-    if ARGV[14] == '0' then
-      redis.call('HDEL', KEYS[3], id)
-    else
-      redis.call('HSET', KEYS[3], id, ARGV[14] .. ' ' .. expires)
-      redis.call('PEXPIRE', KEYS[3], ARGV[13])
-    end
+    redis.call('HSET', KEYS[3], id, ARGV[14] .. ' ' .. expires)
+    redis.call('PEXPIRE', KEYS[3], ARGV[13])
   end
   redis.call('HSET', KEYS[2], id, ARGV[9] .. ' ' .. ARGV[10] .. ' ' .. (tonumber(ARGV[11]) + granted) .. ' ' .. expires)
 end

@@ -9,16 +9,14 @@ import { rateLimitFields } from '../limits/rateLimitFields.js';
 import type { LimiterOutcome } from '../metrics/gatewayMetrics.js';
 import { inSpan } from '../telemetry/spans.js';
 
-/**
- * Waits before authentication and admission are asked again, while a refusal at the ceiling is in doubt
- * (src/usage/README.md, "The ceiling's arithmetic"): about one delivery of usage, then twice as long each time.
- */
+/** Waits before asking again while a refusal at the ceiling is in doubt: about one delivery of usage, then doubling. */
 const DOUBT_HOLDS_MS = [25, 50, 100, 200];
 
 /**
  * Authentication, then admission over HTTP: takes a unit of the request limit and a place under the ceiling,
  * sets the RateLimit fields, and refuses with 403 at the ceiling, 429 beyond the limit, 503 when either cannot
- * be enforced. A refusal at the ceiling in doubt is held, then both steps run again with a fresh verification.
+ * be enforced. A refusal at the ceiling in doubt is held, then both steps run again with a fresh verification
+ * (src/usage/README.md, "The ceiling's arithmetic").
  */
 export async function admit(
   ctx: ParameterizedContext<AppState>,

@@ -47,6 +47,14 @@ export function createCallCounts(changed: (organizationId: string, acknowledged:
     }
     return counts;
   };
+  /** Calls on their way are done with: `acknowledged` of them counted by the key service, the rest dropped. */
+  const delivered = (organizationId: string, calls: number, acknowledged: number): void => {
+    const counts = countsOf(organizationId);
+    counts.waiting -= calls;
+    counts.sending -= calls;
+    counts.acknowledged += acknowledged;
+    changed(organizationId, acknowledged);
+  };
   return {
     all,
     countsOf,
@@ -58,19 +66,8 @@ export function createCallCounts(changed: (organizationId: string, acknowledged:
         countsOf(organizationId).sending += calls;
         changed(organizationId, 0);
       },
-      acknowledged(organizationId, calls) {
-        const counts = countsOf(organizationId);
-        counts.waiting -= calls;
-        counts.sending -= calls;
-        counts.acknowledged += calls;
-        changed(organizationId, calls);
-      },
-      dropped(organizationId, calls) {
-        const counts = countsOf(organizationId);
-        counts.waiting -= calls;
-        counts.sending -= calls;
-        changed(organizationId, 0);
-      },
+      acknowledged: (organizationId, calls) => delivered(organizationId, calls, calls),
+      dropped: (organizationId, calls) => delivered(organizationId, calls, 0),
       isNearCeiling: (organizationId) => all.get(organizationId)?.nearCeiling ?? false,
     },
   };
