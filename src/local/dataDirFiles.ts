@@ -56,7 +56,7 @@ const heldLocks = new Set<string>();
 
 /** Takes the data directory for this process; a lock of a process that is gone is taken over. */
 export async function lockDataDir(dataDir: string): Promise<{ release(): Promise<void> }> {
-  await mkdir(dataDir, { recursive: true });
+  await mkdir(dataDir, { recursive: true, mode: 0o700 });
   const lockPath = resolve(dataDir, LOCK_FILE_NAME);
   if (heldLocks.has(lockPath)) throw new DataDirBusy(dataDir, process.pid);
   for (let attempt = 0; ; attempt++) {

@@ -54,10 +54,14 @@ export function createUsageSpool(dir: string, leaseMs = SPOOL_LEASE_MS) {
     leaseMs,
     /** Writes the events to a new file; rejects when the folder cannot be written. */
     async write(events: readonly UsageEvent[]): Promise<void> {
-      await mkdir(dir, { recursive: true });
+      // Private: each line names an organization, a key and a route.
+      await mkdir(dir, { recursive: true, mode: 0o700 });
       const name = `usage-${Date.now()}-${randomUUID()}.jsonl`;
       const temporary = join(dir, `.${name}.tmp`);
-      await writeFile(temporary, `${events.map((event) => JSON.stringify(event)).join('\n')}\n`, { flush: true });
+      await writeFile(temporary, `${events.map((event) => JSON.stringify(event)).join('\n')}\n`, {
+        flush: true,
+        mode: 0o600,
+      });
       await rename(temporary, join(dir, name));
     },
 
