@@ -6,6 +6,7 @@ module.exports = {
   spec: [
     'test/deploy/productionRun.test.ts',
     'test/e2e/**/*.test.ts',
+    'test/http/keysNeverLogged.test.ts',
     'test/lifecycle/shutdownProcess.test.ts',
     'test/lifecycle/startupFailures.test.ts',
     'test/local/keysCli.test.ts',

@@ -7,6 +7,7 @@ module.exports = {
     'test/auth/refusalTiming.test.ts',
     'test/auth/unknownKeyFlood.test.ts',
     'test/http/pipelinedFlood.test.ts',
+    'test/http/keysNeverLogged.test.ts',
     'test/http/silentSockets.test.ts',
     'test/deploy/productionRun.test.ts',
     'test/docs/**',

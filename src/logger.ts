@@ -1,4 +1,6 @@
 import { type Logger, pino } from 'pino';
+import { CHECKSUM_LENGTH, isKeyBody, RANDOM_LENGTH } from './auth/keyChecksum.js';
+import { KEY_PREFIX_LENGTH } from './auth/keyFormat.js';
 import { activeTraceId } from './telemetry/spans.js';
 
 /** About forty request lines. */
@@ -43,7 +45,42 @@ export function createLogger(level: string, options: { readonly traceIds?: boole
       // stdout is gone (its reader closed it): the lines have nowhere to go, and the exit goes on.
     }
   });
-  if (options.traceIds !== true) return pino({ level }, stdout);
+  const hooks = { streamWrite: redactKeys };
+  if (options.traceIds !== true) return pino({ level, hooks }, stdout);
   // pino leaves out a field whose value is undefined: a line outside any trace has no traceId.
-  return pino({ level, mixin: () => ({ traceId: activeTraceId() }) }, stdout);
+  return pino({ level, hooks, mixin: () => ({ traceId: activeTraceId() }) }, stdout);
+}
+
+const KEY_BODY_LENGTH = RANDOM_LENGTH + CHECKSUM_LENGTH;
+/** The key mark followed by more than a logged prefix holds (which stops at KEY_PREFIX_LENGTH). */
+const MARKED = new RegExp(`(atl_)[0-9A-Za-z]{${KEY_PREFIX_LENGTH - 'atl_'.length + 1},}`, 'gi');
+/** A run of base62 long enough to hold a key's body without its mark. */
+const LONG_RUN = new RegExp(`[0-9A-Za-z]{${KEY_BODY_LENGTH},}`, 'g');
+
+/**
+ * A written line with anything key-shaped replaced, whatever field it came in (a user agent, a
+ * forwarded address, an error's message or stack): the mark with more after it than a key's logged
+ * prefix, or a run of base62 whose first or last characters are a key's body (random part and checksum).
+ */
+export function redactKeys(line: string): string {
+  MARKED.lastIndex = 0;
+  const out = MARKED.test(line) ? line.replace(MARKED, '$1[redacted]') : line;
+  // LONG_RUN alone retries each run from every position: this one pass clears a common line far sooner.
+  return hasLongRun(out) ? out.replace(LONG_RUN, (run) => (holdsKeyBody(run) ? '[redacted]' : run)) : out;
+}
+
+function hasLongRun(text: string): boolean {
+  let run = 0;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    if ((code >= 48 && code <= 57) || (code >= 65 && code <= 90) || (code >= 97 && code <= 122)) {
+      run += 1;
+      if (run === KEY_BODY_LENGTH) return true;
+    } else run = 0;
+  }
+  return false;
+}
+
+function holdsKeyBody(run: string): boolean {
+  return isKeyBody(run.slice(0, KEY_BODY_LENGTH)) || isKeyBody(run.slice(-KEY_BODY_LENGTH));
 }
