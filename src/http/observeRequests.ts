@@ -7,7 +7,7 @@ import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
 import { activeTraceId, endServerSpan, startServerSpan, tracingOn } from '../telemetry/spans.js';
 import { WATCH_PATHS } from './operationalRoutes.js';
 import { holdRefusal } from './refusalDelay.js';
-import { createRefusalLog } from './refusalLog.js';
+import { createFailureLog, createRefusalLog } from './refusalLog.js';
 import { clientAddress } from './requestCredentials.js';
 import { requestIdOf } from './requestId.js';
 import { respondWithError } from './respondWithErrors.js';
@@ -36,6 +36,7 @@ export function observeRequests(
   { refusalDelayMs = 0, trustedProxyHops = 0 }: { refusalDelayMs?: number; trustedProxyHops?: number } = {},
 ): Middleware<AppState> {
   const refusals = createRefusalLog(logger);
+  const failures = createFailureLog(logger);
   const observe = async (ctx: ParameterizedContext<AppState>, next: Next): Promise<void> => {
     const started = performance.now();
     const { res } = ctx;
@@ -53,7 +54,7 @@ export function observeRequests(
     try {
       await next();
     } catch (err: unknown) {
-      respondWithError(ctx, err, logger);
+      respondWithError(ctx, err, logger, failures);
       failed = true;
     }
     // Never sniffed; and an error, which speaks of a moment or a caller, is never stored by anyone.

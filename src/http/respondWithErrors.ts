@@ -3,17 +3,29 @@ import type { Logger } from 'pino';
 import type { AppState } from '../appState.js';
 import { failureBody } from '../envelope.js';
 import { ApiError, toApiError, UpstreamError } from '../errors.js';
+import type { RationedLog } from './refusalLog.js';
 
-/** The one place a failure becomes a response: the envelope, the code's status, the failure's headers. */
-export function respondWithError(ctx: ParameterizedContext<AppState>, err: unknown, logger: Logger): void {
+/**
+ * The one place a failure becomes a response: the envelope, the code's status, the failure's headers.
+ * A fault's line is rationed by `failures`; an upstream's failure, expected of any upstream, is
+ * written as what failed and how, without a stack that would only show the gateway's own calls.
+ */
+export function respondWithError(
+  ctx: ParameterizedContext<AppState>,
+  err: unknown,
+  logger: Logger,
+  failures: RationedLog,
+): void {
   // Already answered by a shutdown's drain limit: what failed after cannot reach the caller, nor is it a fault.
   if (ctx.res.writableEnded) return;
   const apiError = toApiError(fromKoaError(err));
-  if (apiError.status >= 500 && !refusesForNow(apiError)) {
-    logger.error(
-      { err: apiError.cause ?? apiError, requestId: ctx.state.requestId, route: ctx.state.route },
-      'request failed',
-    );
+  if (apiError.status >= 500 && !refusesForNow(apiError) && failures.admit(apiError.reason)) {
+    const { cause } = apiError;
+    const { requestId, route } = ctx.state;
+    if (cause instanceof UpstreamError) {
+      const { upstream, failure, detail } = cause;
+      logger.error({ upstream, failure, detail, requestId, route, reason: apiError.reason }, 'request failed');
+    } else logger.error({ err: cause ?? apiError, requestId, route, reason: apiError.reason }, 'request failed');
   }
   ctx.status = apiError.status;
   ctx.state.refusal = apiError.reason;
