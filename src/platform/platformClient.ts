@@ -1,15 +1,13 @@
-import { ClientError, GraphQLClient } from 'graphql-request';
 import { ApiError, UpstreamError } from '../errors.js';
 import type { TypedDocumentString } from '../generated/graphql.js';
 import { inSpan } from '../telemetry/spans.js';
-import { withDeadline } from '../upstream/deadline.js';
 import { failureFromStatus, failureFromThrown } from '../upstream/upstreamFailure.js';
-import { createUpstreamHttp } from '../upstream/upstreamHttp.js';
+import { createUpstreamHttp, type UpstreamAnswer } from '../upstream/upstreamHttp.js';
 import { createOrganizationShares } from './organizationShares.js';
-import { platformFetch } from './platformFetch.js';
 
 /**
  * The platform's GraphQL API, through the generated typed documents only: request values travel as variables.
+ * Each call is one POST of `{ query, variables, operationName }` through the gateway's undici transport.
  * With tracing on, each call runs in a span `platform <Operation>`.
  */
 export interface PlatformClient {
@@ -28,7 +26,13 @@ export interface PlatformClientOptions {
 
 export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
   const http = createUpstreamHttp({ timeoutMs: options.timeoutMs });
-  const headers = { authorization: `Bearer ${options.token}` };
+  const url = new URL(options.url);
+  // GraphQL over HTTP: a JSON body, and either answer media type.
+  const headers = {
+    authorization: `Bearer ${options.token}`,
+    'content-type': 'application/json',
+    accept: 'application/graphql-response+json, application/json',
+  };
   const shares = createOrganizationShares();
 
   const call = async <TResult, TVariables extends Record<string, unknown>>(
@@ -39,29 +43,20 @@ export function createPlatformClient(options: PlatformClientOptions): PlatformCl
     const started = performance.now();
     // Counted from the request, the wait for a place included: a place is free once its caller is answered.
     const deadline = started + options.timeoutMs;
-    // A client is a URL and its options: one per call, its fetch bound to the deadline, costs nothing.
-    const send = async (): Promise<TResult> => {
-      const client = new GraphQLClient(options.url, { headers, fetch: platformFetch(http, deadline) });
-      const data = await client.request<TResult, Record<string, unknown>>({ document: document.toString(), variables });
-      // A batch-shaped answer (a JSON array) comes back as an array: not our operation's data.
-      if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-        throw new UpstreamError('platform', 'bad_answer', `${operation}: answer has no data`);
-      }
-      return data;
-    };
+    const body = JSON.stringify({ query: document.toString(), variables, operationName: operation });
+    const send = () => http.send(url, { method: 'POST', headers, body, deadline });
     try {
       const organizationId = variables.organizationId;
       // Every data query waits its organization's turn; the readiness probe, scoped to none, is not held back.
-      const data =
-        typeof organizationId === 'string'
-          ? await withDeadline(options.timeoutMs, () => shares.run(organizationId, send, deadline), operation)
-          : await send();
+      const answer =
+        typeof organizationId === 'string' ? await shares.run(organizationId, send, deadline) : await send();
+      const data = answerData(answer, operation) as TResult;
       options.onCall?.(operation, (performance.now() - started) / 1000, 'ok');
       return data;
     } catch (err: unknown) {
       // Refused a place (the caller's own excess): no platform call was made.
       if (err instanceof ApiError) throw err;
-      const failure = toUpstreamError(err, operation);
+      const failure = failureFromThrown('platform', operation, err);
       options.onCall?.(operation, (performance.now() - started) / 1000, failure.failure);
       throw failure;
     }
@@ -80,11 +75,29 @@ function operationName(document: TypedDocumentString<unknown, never>): string {
   return /^\s*(?:query|mutation|subscription)\s+([_A-Za-z]\w*)/.exec(document.toString())?.[1] ?? 'anonymous';
 }
 
-function toUpstreamError(err: unknown, operation: string): UpstreamError {
-  if (err instanceof ClientError) {
-    const { errors, status, headers } = err.response;
-    const messages = (errors ?? []).map((e) => e.message).join('; ');
-    return failureFromStatus('platform', operation, status, headers.get('retry-after'), messages);
+type JsonObject = Record<string, unknown>;
+
+const isObject = (value: unknown): value is JsonObject =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The operation's data from a GraphQL-over-HTTP answer, or the failure it stands for: a status outside 2xx
+ * (429/503 throttled), any `errors` (partial data included), or no `data` object (not JSON, a batch's array).
+ */
+export function answerData(answer: UpstreamAnswer, operation: string): JsonObject {
+  let body: unknown;
+  try {
+    body = answer.text === '' ? undefined : JSON.parse(answer.text);
+  } catch {
+    body = undefined;
   }
-  return failureFromThrown('platform', operation, err);
+  const errors = isObject(body) && Array.isArray(body.errors) ? body.errors : [];
+  if (answer.status < 200 || answer.status > 299 || errors.length > 0) {
+    const messages = errors.map((error) => (isObject(error) ? String(error.message) : String(error))).join('; ');
+    throw failureFromStatus('platform', operation, answer.status, answer.headers['retry-after'], messages);
+  }
+  if (!isObject(body) || !isObject(body.data)) {
+    throw new UpstreamError('platform', 'bad_answer', `${operation}: answer has no data`);
+  }
+  return body.data;
 }

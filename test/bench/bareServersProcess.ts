@@ -1,9 +1,8 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { GraphQLClient } from 'graphql-request';
 import Koa from 'koa';
 import { Agent, request } from 'undici';
-import { platformFetch } from '../../src/platform/platformFetch.js';
+import { answerData } from '../../src/platform/platformClient.js';
 import { createUpstreamHttp } from '../../src/upstream/upstreamHttp.js';
 import {
   answerMemory,
@@ -69,18 +68,19 @@ function bareProxy(call: PlatformCall): Server {
 }
 
 /**
- * The stack's proxy: the same platform call made the way the gateway makes it (graphql-request
- * over the gateway's own undici fetch), answered by Koa as `{ data }`. Nothing else either: it
- * is the floor of a cache miss on this stack, where the bare proxy is the floor on any stack.
+ * The stack's proxy: the same platform call made the way the gateway makes it (the same POST
+ * through the gateway's undici transport, its data read as the platform client reads it),
+ * answered by Koa as `{ data }`. Nothing else either: it is the floor of a cache miss on this
+ * stack, where the bare proxy is the floor on any stack.
  */
 function stackProxy(call: PlatformCall): Server {
-  const { query, variables } = JSON.parse(call.body) as { query: string; variables: Record<string, unknown> };
   // UPSTREAM_TIMEOUT_MS's default: the bound of a call that never comes near it here.
   const http = createUpstreamHttp({ timeoutMs: 5000 });
+  const url = new URL(call.url);
   const app = new Koa();
   app.use(async (ctx) => {
-    const client = new GraphQLClient(call.url, { headers: call.headers, fetch: platformFetch(http) });
-    ctx.body = { data: await client.request<unknown>({ document: query, variables }) };
+    const answer = await http.send(url, { method: 'POST', headers: call.headers, body: call.body });
+    ctx.body = { data: answerData(answer, 'Keywords') };
   });
   return createServer(app.callback());
 }

@@ -165,7 +165,7 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
 
     const platformCall: PlatformCall = {
       url: upstreams.ready.platform.url,
-      // What graphql-request sends for the gateway: the printed document, variables, operation name.
+      // What the platform client sends for the gateway: the printed document, variables, operation name.
       headers: {
         authorization: `Bearer ${upstreams.ready.platform.token}`,
         'content-type': 'application/json',

@@ -36,7 +36,7 @@ export interface BareServersReady {
    * gateway's own platform call, made through undici (the cold floor: two HTTP exchanges, no other work).
    */
   readonly proxyUrl: string;
-  /** The stack's proxy: Koa answering with graphql-request's result of that same call (the cold floor on this stack). */
+  /** The stack's proxy: Koa answering with the platform client's data from that same call (the cold floor on this stack). */
   readonly stackProxyUrl: string;
 }
 

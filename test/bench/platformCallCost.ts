@@ -15,10 +15,10 @@ import { median, percentile } from './stats.js';
  * gateway's process, apart from everything else a cold request does. The local platform runs
  * in a child process (as in `npm run bench`); this process makes the warm route's platform call
  * one at a time, in interleaved rounds, through
- * - `client`: the gateway's platform client (graphql-request over undici, within the shares), and
+ * - `client`: the gateway's platform client (its typed document posted over undici, within the shares), and
  * - `transport`: the same POST through the client's transport alone (src/upstream/upstreamHttp.ts:
  *   undici, the answer read whole), its JSON parsed: the least a call costs here, so
- *   `client − transport` is what graphql-request, the fetch it is given and the shares add.
+ *   `client − transport` is what the client's body, answer reading and shares add.
  * Twice: over loopback to the platform, then with the platform's recorded answer given by
  * undici's MockAgent (no socket, no other process), where the figures are this process's own
  * work alone and move far less when the machine is shared.

@@ -63,7 +63,7 @@ export interface BenchFigures {
     /**
      * The two floors of a cache miss. The bare proxy (node:http and the same platform call
      * through undici, nothing else) is what any gateway of this shape pays here; the stack
-     * proxy (Koa and graphql-request over the gateway's own fetch, nothing else) is what a
+     * proxy (Koa and the same call through the gateway's own transport, nothing else) is what a
      * gateway on this project's stack pays before any work of its own.
      */
     readonly proxy: ColdFloor;

@@ -226,9 +226,9 @@ function targetsOf(setup: BenchSetup): Target[] {
         }),
     },
     // The floors of a cold request: the same two HTTP exchanges as the gateway's and no other
-    // work; then the same on the gateway's stack (Koa, graphql-request over the same client).
+    // work; then the same on the gateway's stack (Koa, the call through the gateway's transport, its data read).
     coldFloorTarget('cold-proxy', 'bare proxy: node:http + one undici call', setup.bare.ready.proxyUrl),
-    coldFloorTarget('cold-stack', 'stack proxy: Koa + graphql-request', setup.bare.ready.stackProxyUrl),
+    coldFloorTarget('cold-stack', 'stack proxy: Koa + the platform call', setup.bare.ready.stackProxyUrl),
     {
       id: 'cold-platform',
       label: `direct platform call (${COLD})`,

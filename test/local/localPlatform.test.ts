@@ -176,7 +176,7 @@ describe('local platform: GraphQL over HTTP for platform.graphql', () => {
       }
     });
 
-    it('serve the typed platform client (graphql-request) end to end', async () => {
+    it('serve the typed platform client end to end', async () => {
       const client = createPlatformClient({ url: platform.url, token: platform.token, timeoutMs: 5000 });
       const first = await client.request(KeywordsDocument, {
         organizationId: 'org_demo',

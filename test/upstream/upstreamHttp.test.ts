@@ -3,7 +3,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
-import { platformFetch } from '../../src/platform/platformFetch.js';
 import { DeadlineError } from '../../src/upstream/deadline.js';
 import { AnswerTooLargeError, createUpstreamHttp, MAX_ANSWER_BYTES } from '../../src/upstream/upstreamHttp.js';
 import { listen } from '../support/http.js';
@@ -220,52 +219,5 @@ describe('upstream HTTP (undici)', () => {
       sockets.size - afterBurst <= 1,
       `20 calls after the burst opened ${sockets.size - afterBurst} connections`,
     );
-  });
-
-  describe('as the fetch graphql-request is given', () => {
-    const fetchOverUndici = platformFetch(http);
-
-    it('takes the Headers graphql-request gives and answers a real Response', async () => {
-      let seen: { authorization?: string; accept?: string } = {};
-      handler = (req, _body, res) => {
-        seen = { authorization: req.headers.authorization, accept: req.headers.accept };
-        res.writeHead(200, { 'content-type': 'application/json', 'set-cookie': ['a=1', 'b=2'] });
-        res.end('{"data":{}}');
-      };
-      const res = await fetchOverUndici(new URL(`${server.url}/graphql`), {
-        method: 'POST',
-        headers: new Headers({ Authorization: 'Bearer token-2', Accept: 'application/json' }),
-        body: '{}',
-      });
-      assert.ok(res instanceof Response);
-      assert.equal(res.ok, true);
-      assert.equal(res.headers.get('content-type'), 'application/json');
-      assert.deepEqual(res.headers.getSetCookie(), ['a=1', 'b=2']);
-      assert.equal(await res.text(), '{"data":{}}');
-      assert.deepEqual(seen, { authorization: 'Bearer token-2', accept: 'application/json' });
-    });
-
-    it('answers a 204 without a body', async () => {
-      handler = (_req, _body, res) => {
-        res.writeHead(204);
-        res.end();
-      };
-      const res = await fetchOverUndici(`${server.url}/graphql`, { method: 'POST', body: '{}' });
-      assert.equal(res.status, 204);
-      assert.equal(await res.text(), '');
-    });
-
-    it('refuses a body that is not a string, sending nothing', async () => {
-      let calls = 0;
-      handler = (_req, _body, res) => {
-        calls += 1;
-        res.end();
-      };
-      await assert.rejects(
-        fetchOverUndici(`${server.url}/graphql`, { method: 'POST', body: new Uint8Array([1]) }),
-        TypeError,
-      );
-      assert.equal(calls, 0);
-    });
   });
 });
