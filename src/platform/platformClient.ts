@@ -1,9 +1,10 @@
 import { ApiError, UpstreamError } from '../errors.js';
 import type { TypedDocumentString } from '../generated/graphql.js';
 import { inSpan } from '../telemetry/spans.js';
+import { PLATFORM_ANSWER_MAX_BYTES } from '../upstream/answerSizes.js';
 import { failureFromStatus, failureFromThrown } from '../upstream/upstreamFailure.js';
 import { createUpstreamHttp, type UpstreamAnswer } from '../upstream/upstreamHttp.js';
-import { createOrganizationShares } from './organizationShares.js';
+import { createOrganizationShares, PLATFORM_SHARES } from './organizationShares.js';
 
 /**
  * The platform's GraphQL API, through the generated typed documents only: request values travel as variables.
@@ -25,7 +26,12 @@ export interface PlatformClientOptions {
 }
 
 export function createPlatformClient(options: PlatformClientOptions): PlatformClient {
-  const http = createUpstreamHttp({ timeoutMs: options.timeoutMs });
+  // A connection per place, and one for the readiness probe, which takes no place.
+  const http = createUpstreamHttp({
+    timeoutMs: options.timeoutMs,
+    connections: PLATFORM_SHARES.inFlight + 1,
+    maxAnswerBytes: PLATFORM_ANSWER_MAX_BYTES,
+  });
   const url = new URL(options.url);
   // GraphQL over HTTP: a JSON body, and either answer media type.
   const headers = {

@@ -1,5 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { UpstreamError, type UpstreamFailure } from '../errors.js';
+import { KEY_SERVICE_ANSWER_MAX_BYTES, KEY_SERVICE_CONNECTIONS } from './answerSizes.js';
 import { retryDelayMs } from './backoff.js';
 import { sleep } from './deadline.js';
 import {
@@ -51,7 +52,11 @@ const NO_SUCH_KEY_HASH = '0'.repeat(64);
 export function createKeyServiceClient(options: KeyServiceClientOptions) {
   const baseUrl = options.url.replace(/\/+$/, '');
   const authorization = `Bearer ${options.token}`;
-  const http = createUpstreamHttp({ timeoutMs: options.timeoutMs });
+  const http = createUpstreamHttp({
+    timeoutMs: options.timeoutMs,
+    connections: KEY_SERVICE_CONNECTIONS,
+    maxAnswerBytes: KEY_SERVICE_ANSWER_MAX_BYTES,
+  });
   const headers = { authorization, 'content-type': 'application/json', accept: 'application/json' };
 
   /** One POST, 429/503 turned into throttled; `read` judges the rest. */

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import { Agent, type Dispatcher, request } from 'undici';
-import { withDeadline } from './deadline.js';
+import { DeadlineError } from './deadline.js';
 
 /** One call to an upstream: a small request body out, the whole answer back as text. */
 export interface UpstreamCall {
@@ -20,100 +20,170 @@ export interface UpstreamAnswer {
   readonly text: string;
 }
 
-/** Far above any answer the contracts allow: bounds what a broken or hostile upstream takes per call. */
-export const MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+export interface UpstreamLimits {
+  /** Each call's time, unless the call brings its own deadline. */
+  readonly timeoutMs: number;
+  /** Connections open to the upstream at once; calls beyond wait for one (under their deadline). */
+  readonly connections: number;
+  /** The largest answer taken, on the wire and once decoded: the contracts' largest (answerSizes.ts). */
+  readonly maxAnswerBytes: number;
+}
 
-/** An answer larger than MAX_ANSWER_BYTES: refused, not read to its end. */
+/** An answer larger than the upstream's maxAnswerBytes: refused, not read to its end. */
 export class AnswerTooLargeError extends Error {
   override readonly name = 'AnswerTooLargeError';
 }
 
-const DECODE_LIMIT = { maxOutputLength: MAX_ANSWER_BYTES };
 const gunzipAsync = promisify(gunzip);
 
 /** Decoders of the encodings the calls accept (undici, unlike its fetch, leaves bodies encoded). */
-const DECODERS: Readonly<Record<string, (bytes: Buffer, limit: typeof DECODE_LIMIT) => Promise<Buffer>>> = {
+const DECODERS: Readonly<Record<string, (bytes: Buffer, limit: { maxOutputLength: number }) => Promise<Buffer>>> = {
   gzip: gunzipAsync,
   'x-gzip': gunzipAsync,
   deflate: promisify(inflate),
   br: promisify(brotliDecompress),
 };
 
-/** Never the global dispatcher: on Node 22 node:http installs its bundled undici 6 there, blind to our handlers. */
-let upstreamDispatcher: Dispatcher = new Agent();
+/** undici's own timeouts, which may fire a moment before the deadline's timer: a timeout all the same. */
+const UNDICI_TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-/** Sends every upstream call from now on through `dispatcher` (tests, bench); returns the one it replaces. */
-export function routeUpstreamCalls(dispatcher: Dispatcher): Dispatcher {
-  const previous = upstreamDispatcher;
-  upstreamDispatcher = dispatcher;
+/** What carries an upstream's calls, given the upstream's own bounded agent; tests and the bench replace it. */
+export type UpstreamRoute = (own: Dispatcher) => Dispatcher;
+
+/** Never the global dispatcher: on Node 22 node:http installs its bundled undici 6 there, blind to our handlers. */
+let route: UpstreamRoute = (own) => own;
+
+/** Sends every upstream call from now on through what `next` makes of its upstream's agent; returns the one it replaces. */
+export function routeUpstreamCalls(next: UpstreamRoute): UpstreamRoute {
+  const previous = route;
+  route = next;
   return previous;
 }
 
 export type UpstreamHttp = ReturnType<typeof createUpstreamHttp>;
 
 /**
- * `send` keeps the chunks (the request API would wrap them in a stream only to read them back);
- * undici's decompress interceptor is experimental. A redirect's 3xx is an unexpected status.
+ * A call ends at its deadline: its request is aborted there, which destroys its connection (HTTP/1.1
+ * cannot cancel a request otherwise), so a slow or trickling upstream holds nothing past it and the
+ * agent's `connections` bound what is open at the upstream. `send` keeps the chunks (the request API
+ * would wrap them in a stream only to read them back); undici's decompress interceptor is
+ * experimental. A redirect's 3xx is an unexpected status.
  */
-export function createUpstreamHttp({ timeoutMs }: { timeoutMs: number }) {
+export function createUpstreamHttp({ timeoutMs, connections, maxAnswerBytes }: UpstreamLimits) {
+  const own = new Agent({ connections });
+  let routed: { route: UpstreamRoute; dispatcher: Dispatcher } = { route, dispatcher: route(own) };
+  const dispatcher = (): Dispatcher => {
+    if (routed.route !== route) routed = { route, dispatcher: route(own) };
+    return routed.dispatcher;
+  };
+
   return {
     /** The whole answer within `timeoutMs` of the start (or the call's deadline), or DeadlineError. */
     send(url: string | URL, call: UpstreamCall): Promise<UpstreamAnswer> {
       const target = typeof url === 'string' ? new URL(url) : url;
       const ms = call.deadline === undefined ? timeoutMs : Math.max(1, Math.ceil(call.deadline - performance.now()));
-      // The deadline answers the caller; undici's own timeouts end a silent connection, and a late
-      // answer is still read to its end so that its connection returns to the pool.
-      const answer = dispatchWhole(upstreamDispatcher, {
-        origin: target.origin,
-        path: `${target.pathname}${target.search}`,
-        method: call.method,
-        headers: { 'accept-encoding': 'gzip, deflate, br', ...call.headers },
-        body: call.body ?? null,
-        headersTimeout: ms,
-        bodyTimeout: ms,
-      });
-      return withDeadline(ms, () => answer, 'upstream call');
+      return dispatchWhole(
+        dispatcher(),
+        {
+          origin: target.origin,
+          path: `${target.pathname}${target.search}`,
+          method: call.method,
+          headers: { 'accept-encoding': 'gzip, deflate, br', ...call.headers },
+          body: call.body ?? null,
+          headersTimeout: ms,
+          bodyTimeout: ms,
+        },
+        ms,
+        maxAnswerBytes,
+      );
     },
 
     /** A response whose body is read as it arrives (the event stream); the caller ends it with `signal`. */
     open(url: string, headers: Readonly<Record<string, string>>, signal: AbortSignal) {
-      return request(url, { method: 'GET', headers, signal, dispatcher: upstreamDispatcher });
+      return request(url, { method: 'GET', headers, signal, dispatcher: dispatcher() });
     },
   };
 }
 
-function dispatchWhole(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions): Promise<UpstreamAnswer> {
+/**
+ * The deadline's rejection waits for setImmediate: Node runs timers before it reads sockets, so an answer
+ * that arrived while the event loop was busy is read first rather than refused. A call still waiting for a
+ * connection at its deadline is refused at once and aborted, unsent, when it gets one.
+ */
+function dispatchWhole(
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+  ms: number,
+  maxAnswerBytes: number,
+): Promise<UpstreamAnswer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let received = 0;
     let head: Omit<UpstreamAnswer, 'text'> = { status: 0, statusText: '', headers: {} };
+    let controller: Dispatcher.DispatchController | undefined;
+    let expired: DeadlineError | undefined;
+    let settled = false;
+    const settle = (outcome: () => void) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      outcome();
+    };
+    const fail = (err: Error) => settle(() => reject(err));
+    const endsAt = performance.now() + ms;
+    const deadlineError = () => new DeadlineError(`upstream call: not done within ${ms} ms`);
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (settled) return;
+          expired = deadlineError();
+          if (controller === undefined) fail(expired);
+          else controller.abort(expired);
+        }),
+      ms,
+    );
+    const tooLarge = () => new AnswerTooLargeError(`answer larger than ${maxAnswerBytes} bytes`);
     dispatcher.dispatch(options, {
-      // Its presence marks the handler as one of undici 7's form; nothing to do at the start.
-      onRequestStart() {},
-      onResponseStart(_controller, status, headers, statusText) {
-        head = { status, statusText: statusText ?? '', headers };
+      onRequestStart(started) {
+        controller = started;
+        // Its time is up, though its timer may not have run yet: not sent.
+        if (expired === undefined && performance.now() >= endsAt) expired = deadlineError();
+        if (expired !== undefined) started.abort(expired);
       },
-      onResponseData(controller, chunk) {
+      onResponseStart(started, status, headers, statusText) {
+        head = { status, statusText: statusText ?? '', headers };
+        if (Number(headers['content-length']) > maxAnswerBytes) started.abort(tooLarge());
+      },
+      onResponseData(started, chunk) {
         received += chunk.length;
-        if (received > MAX_ANSWER_BYTES) {
-          controller.abort(new AnswerTooLargeError(`answer larger than ${MAX_ANSWER_BYTES} bytes`));
+        if (received > maxAnswerBytes) {
+          started.abort(tooLarge());
           return;
         }
         chunks.push(chunk);
       },
       onResponseEnd() {
-        resolve(decoded(head, chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+        const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+        decoded(head, body, maxAnswerBytes).then(
+          (answer) => settle(() => resolve(answer)),
+          (err: Error) => fail(err),
+        );
       },
       onResponseError(_controller, err) {
-        reject(err);
+        const code = (err as { code?: unknown }).code;
+        fail(typeof code === 'string' && UNDICI_TIMEOUTS.has(code) ? new DeadlineError(err.message) : err);
       },
     });
   });
 }
 
-async function decoded(head: Omit<UpstreamAnswer, 'text'>, body: Buffer): Promise<UpstreamAnswer> {
+async function decoded(
+  head: Omit<UpstreamAnswer, 'text'>,
+  body: Buffer,
+  maxAnswerBytes: number,
+): Promise<UpstreamAnswer> {
   const encoding = head.headers['content-encoding'];
   const decode = typeof encoding === 'string' ? DECODERS[encoding.trim().toLowerCase()] : undefined;
-  const text = (decode === undefined ? body : await decode(body, DECODE_LIMIT)).toString('utf8');
-  return { status: head.status, statusText: head.statusText, headers: head.headers, text };
+  const bytes = decode === undefined ? body : await decode(body, { maxOutputLength: maxAnswerBytes });
+  return { status: head.status, statusText: head.statusText, headers: head.headers, text: bytes.toString('utf8') };
 }

@@ -2,7 +2,9 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { Agent, request } from 'undici';
+import { PLATFORM_SHARES } from '../../src/platform/organizationShares.js';
 import { answerData } from '../../src/platform/platformClient.js';
+import { PLATFORM_ANSWER_MAX_BYTES } from '../../src/upstream/answerSizes.js';
 import { createUpstreamHttp } from '../../src/upstream/upstreamHttp.js';
 import {
   answerMemory,
@@ -75,7 +77,11 @@ function bareProxy(call: PlatformCall): Server {
  */
 function stackProxy(call: PlatformCall): Server {
   // UPSTREAM_TIMEOUT_MS's default: the bound of a call that never comes near it here.
-  const http = createUpstreamHttp({ timeoutMs: 5000 });
+  const http = createUpstreamHttp({
+    timeoutMs: 5000,
+    connections: PLATFORM_SHARES.inFlight,
+    maxAnswerBytes: PLATFORM_ANSWER_MAX_BYTES,
+  });
   const url = new URL(call.url);
   const app = new Koa();
   app.use(async (ctx) => {

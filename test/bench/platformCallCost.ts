@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { MockAgent } from 'undici';
 import { KeywordsDocument } from '../../src/generated/graphql.js';
+import { PLATFORM_SHARES } from '../../src/platform/organizationShares.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
+import { PLATFORM_ANSWER_MAX_BYTES } from '../../src/upstream/answerSizes.js';
 import { createUpstreamHttp, routeUpstreamCalls } from '../../src/upstream/upstreamHttp.js';
 import { startUpstreams } from './benchChild.js';
 import { WARM_VARIABLES } from './benchSetup.js';
@@ -77,7 +79,11 @@ async function main(): Promise<void> {
   try {
     const { url, token } = upstreams.ready.platform;
     const client = createPlatformClient({ url, token, timeoutMs: 5000 });
-    const http = createUpstreamHttp({ timeoutMs: 5000 });
+    const http = createUpstreamHttp({
+      timeoutMs: 5000,
+      connections: PLATFORM_SHARES.inFlight,
+      maxAnswerBytes: PLATFORM_ANSWER_MAX_BYTES,
+    });
     const body = JSON.stringify({ query: KeywordsDocument.toString(), variables: WARM_VARIABLES });
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const calls: Calls = {
@@ -96,7 +102,7 @@ async function main(): Promise<void> {
       .intercept({ path: target.pathname, method: 'POST' })
       .reply(recorded.status, recorded.text, { headers: { 'content-type': 'application/json; charset=utf-8' } })
       .persist();
-    const network = routeUpstreamCalls(mock);
+    const network = routeUpstreamCalls(() => mock);
     try {
       await measure("the platform's answer from undici's MockAgent (no socket):", calls);
     } finally {

@@ -6,7 +6,7 @@ import { Dispatcher } from 'undici';
  * upstream clients use. This undici dispatcher, installed as the clients' one for the test
  * run (nockPolicy.ts), sends calls to the tests' made-up upstream hosts (platform.test,
  * keys.test, ...) through node:http, where nock answers them, and calls to loopback
- * (in-test servers) through undici's own Agent, so those tests exercise undici itself.
+ * (in-test servers) through the upstream's own undici Agent, so those tests exercise undici itself.
  */
 export class NockDispatcher extends Dispatcher {
   constructor(private readonly loopback: Dispatcher) {

@@ -1,6 +1,5 @@
 import Mocha, { type Context, type RootHookObject } from 'mocha';
 import nock from 'nock';
-import { Agent } from 'undici';
 import { routeUpstreamCalls } from '../../src/upstream/upstreamHttp.js';
 import { NockDispatcher } from './nockDispatcher.js';
 
@@ -18,7 +17,7 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 // Before any test file runs: upstream calls to made-up hosts reach nock (see NockDispatcher).
-routeUpstreamCalls(new NockDispatcher(new Agent()));
+routeUpstreamCalls((own) => new NockDispatcher(own));
 
 export const mochaHooks: RootHookObject = {
   beforeEach() {

@@ -1,21 +1,31 @@
 import assert from 'node:assert/strict';
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import { DeadlineError } from '../../src/upstream/deadline.js';
-import { AnswerTooLargeError, createUpstreamHttp, MAX_ANSWER_BYTES } from '../../src/upstream/upstreamHttp.js';
+import { AnswerTooLargeError, createUpstreamHttp } from '../../src/upstream/upstreamHttp.js';
 import { listen } from '../support/http.js';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
 
 const POST = { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' } as const;
 
+/** Small enough that the tests of the bound send a few times it. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
+const limits = (timeoutMs: number, more: Record<string, number> = {}) => ({
+  timeoutMs,
+  connections: 64,
+  maxAnswerBytes: MAX_ANSWER_BYTES,
+  ...more,
+});
+
 describe('upstream HTTP (undici)', () => {
   let handler: Handler;
   let server: Awaited<ReturnType<typeof listen>>;
   const sockets = new Set<Socket>();
-  const http = createUpstreamHttp({ timeoutMs: 5000 });
+  const http = createUpstreamHttp(limits(5000));
 
   before(async () => {
     server = await listen({
@@ -155,7 +165,7 @@ describe('upstream HTTP (undici)', () => {
 
   it('ends a call with no answer at its deadline, with DeadlineError', async () => {
     handler = () => undefined; // never answers
-    const impatient = createUpstreamHttp({ timeoutMs: 30 });
+    const impatient = createUpstreamHttp(limits(30));
     await assert.rejects(impatient.send(`${server.url}/graphql`, POST), DeadlineError);
   });
 
@@ -164,7 +174,7 @@ describe('upstream HTTP (undici)', () => {
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
       res.write('{"data":'); // and nothing more
     };
-    const impatient = createUpstreamHttp({ timeoutMs: 30 });
+    const impatient = createUpstreamHttp(limits(30));
     await assert.rejects(impatient.send(`${server.url}/graphql`, POST), (err: unknown) => {
       assert.ok(err instanceof DeadlineError);
       assert.equal(err.name, 'TimeoutError');
@@ -178,7 +188,7 @@ describe('upstream HTTP (undici)', () => {
       closed = new Promise((resolve) => req.socket.once('close', () => resolve()));
     }; // never answers
     // A client whose own deadline is far: the call's deadline, 50 ms away, is what ends it.
-    const patient = createUpstreamHttp({ timeoutMs: 60_000 });
+    const patient = createUpstreamHttp(limits(60_000));
     const started = performance.now();
     await assert.rejects(patient.send(`${server.url}/graphql`, { ...POST, deadline: started + 50 }), DeadlineError);
     await closed;
@@ -219,5 +229,146 @@ describe('upstream HTTP (undici)', () => {
       sockets.size - afterBurst <= 1,
       `20 calls after the burst opened ${sockets.size - afterBurst} connections`,
     );
+  });
+});
+
+/**
+ * A server that counts, on its side, the connections and requests open at once, the requests it received and
+ * the connections still open that carried one (an aborted call's connection is closed; undici may open an
+ * idle one in its place, nodejs/undici#5845, which carries nothing and is reused by the next call).
+ */
+async function countingServer(answer: (req: IncomingMessage, res: ServerResponse) => void) {
+  const counts = { connections: 0, maxConnections: 0, requests: 0, maxRequests: 0, received: 0, used: 0 };
+  const used = new WeakSet<Socket>();
+  const server = createServer((req, res) => {
+    counts.received += 1;
+    if (!used.has(req.socket)) {
+      used.add(req.socket);
+      counts.used += 1;
+      req.socket.once('close', () => {
+        counts.used -= 1;
+      });
+    }
+    counts.requests += 1;
+    counts.maxRequests = Math.max(counts.maxRequests, counts.requests);
+    res.once('close', () => {
+      counts.requests -= 1;
+    });
+    answer(req, res);
+  });
+  server.on('connection', (socket: Socket) => {
+    counts.connections += 1;
+    counts.maxConnections = Math.max(counts.maxConnections, counts.connections);
+    socket.once('close', () => {
+      counts.connections -= 1;
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/graphql`,
+    counts,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Headers and the start of a body at once, then one byte every 200 ms for as long as the client reads. */
+function trickle(_req: IncomingMessage, res: ServerResponse): void {
+  res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100000' });
+  res.write('{"data":');
+  const timer = setInterval(() => res.write(' '), 200);
+  res.once('close', () => clearInterval(timer));
+}
+
+describe('upstream HTTP: calls end at their deadline, within their connections', () => {
+  it('abandons 30 trickling answers at their deadline: no connection is open 1 s after their timeouts', async () => {
+    const upstream = await countingServer(trickle);
+    try {
+      const http = createUpstreamHttp(limits(500));
+      const outcomes = await Promise.all(
+        Array.from({ length: 30 }, () => http.send(upstream.url, POST).then(String, (err: unknown) => err)),
+      );
+      assert.equal(outcomes.filter((outcome) => outcome instanceof DeadlineError).length, 30);
+      await sleep(1000);
+      assert.equal(upstream.counts.received, 30);
+      assert.equal(upstream.counts.requests, 0, 'requests still open at the upstream');
+      assert.equal(upstream.counts.used, 0, 'connections of the calls still open at the upstream');
+      assert.ok(upstream.counts.connections <= 30, `${upstream.counts.connections} idle connections`);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('reports 40 calls that got no headers in time as DeadlineError, also when the process was busy at their deadline', async () => {
+    const upstream = await countingServer(() => undefined); // never answers
+    try {
+      const http = createUpstreamHttp(limits(300));
+      const calls = Array.from({ length: 40 }, () => http.send(upstream.url, POST).then(String, (err: unknown) => err));
+      // Busy across the deadline: every timer due then (ours, undici's own timeouts) runs in one turn.
+      await sleep(200);
+      const busyUntil = performance.now() + 250;
+      while (performance.now() < busyUntil);
+      const outcomes = await Promise.all(calls);
+      const names = outcomes.map((outcome) => (outcome instanceof DeadlineError ? 'DeadlineError' : String(outcome)));
+      assert.deepEqual(new Set(names), new Set(['DeadlineError']));
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('opens at most `connections` connections; the calls beyond wait for one and are all answered', async () => {
+    const upstream = await countingServer((_req, res) => {
+      setTimeout(() => res.end('{"data":{}}'), 30);
+    });
+    try {
+      const http = createUpstreamHttp(limits(10_000, { connections: 4 }));
+      const answers = await Promise.all(Array.from({ length: 24 }, () => http.send(upstream.url, POST)));
+      assert.deepEqual(new Set(answers.map((answer) => answer.text)), new Set(['{"data":{}}']));
+      assert.equal(upstream.counts.received, 24);
+      assert.ok(upstream.counts.maxConnections <= 4, `${upstream.counts.maxConnections} connections at once`);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('keeps a slow upstream to `connections` open requests, and never sends a call whose deadline passed while it waited', async () => {
+    const upstream = await countingServer(() => undefined); // never answers
+    try {
+      const http = createUpstreamHttp(limits(60_000, { connections: 2 }));
+      const started = performance.now();
+      // Two calls hold both connections past the deadline of the eight behind them.
+      const deadlines = [1000, 1000, ...Array.from({ length: 8 }, () => 300)];
+      const outcomes = await Promise.all(
+        deadlines.map((ms) =>
+          http.send(upstream.url, { ...POST, deadline: started + ms }).then(String, (err: unknown) => err),
+        ),
+      );
+      assert.equal(outcomes.filter((outcome) => outcome instanceof DeadlineError).length, 10);
+      await sleep(300);
+      assert.equal(upstream.counts.received, 2, 'calls sent after their deadline');
+      assert.ok(upstream.counts.maxRequests <= 2, `${upstream.counts.maxRequests} requests open at once`);
+      assert.equal(upstream.counts.used, 0);
+    } finally {
+      await upstream.close();
+    }
+  });
+
+  it('refuses an answer whose stated length is over the bound without reading it', async () => {
+    const upstream = await countingServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(MAX_ANSWER_BYTES + 1) });
+      res.write('{"data":'); // the rest never comes: the refusal does not wait for it
+    });
+    try {
+      const http = createUpstreamHttp(limits(10_000));
+      await assert.rejects(http.send(upstream.url, POST), AnswerTooLargeError);
+      await sleep(200);
+      assert.equal(upstream.counts.used, 0);
+    } finally {
+      await upstream.close();
+    }
   });
 });
