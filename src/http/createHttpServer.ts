@@ -43,6 +43,36 @@ const MAX_HEADER_BYTES = 16 * 1024;
 /** Longest request target answered normally; beyond → 414. */
 const MAX_URL_BYTES = 8 * 1024;
 
+/**
+ * Header lines the gateway reads; more → 431. Node would keep 2,000 and drop the rest unseen (a
+ * second Authorization among them); haproxy refuses past 101. One more is read, to see the excess.
+ */
+export const MAX_HEADER_LINES = 100;
+
+/**
+ * The headers Node keeps the first of, dropping any repeat unseen (its documented list, but for
+ * Authorization, whose every line the gateway reads): a repeat → 431.
+ */
+const READ_ONCE = [
+  'age',
+  'content-length',
+  'content-type',
+  'etag',
+  'expires',
+  'from',
+  'host',
+  'if-modified-since',
+  'if-unmodified-since',
+  'last-modified',
+  'location',
+  'max-forwards',
+  'proxy-authorization',
+  'referer',
+  'retry-after',
+  'server',
+  'user-agent',
+] as const;
+
 /** One connection's requests in progress at once: past it the connection stops reading (the rest waits unread). */
 const REQUESTS_IN_PROGRESS_PER_CONNECTION = 4;
 
@@ -105,10 +135,12 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
       if (next) start(connection, ...next);
       else if (!busy(connection)) req.socket.resume();
     });
-    if ((req.url ?? '').length <= MAX_URL_BYTES) handle(req, res);
+    const refusal = refusalOf(req);
+    if (refusal === undefined) handle(req, res);
     else {
       const requestId = requestIdOf(req.headers['x-request-id']);
-      reject(requestId, req.method ?? 'unknown', answerWith(res, 'uri_too_long', requestId), 'uri_too_long');
+      const [reason, message] = refusal;
+      reject(requestId, req.method ?? 'unknown', answerWith(res, reason, requestId, {}, message), reason);
     }
   };
 
@@ -131,6 +163,7 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
       req.socket.pause();
     },
   );
+  server.maxHeadersCount = MAX_HEADER_LINES + 1;
   server.keepAliveTimeout = setting('keepAliveTimeoutMs');
   server.timeout = setting('stallTimeoutMs');
   const { maxConnections } = options;
@@ -173,13 +206,27 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
 const MESSAGES = {
   uri_too_long: 'The request URL is too long.',
   headers_too_large: 'The request headers are too large.',
+  too_many_headers: `The request has more than ${MAX_HEADER_LINES} header lines.`,
+  header_repeated: 'A header that may appear once is repeated.',
   unreadable_request: 'The request could not be read.',
   request_timeout: 'The request was not received in time.',
   shutting_down: 'This instance is shutting down. Retry the request.',
 } as const;
 
+/** Why a request the parser read is refused before the app sees it: its URL, or headers it would not all see. */
+function refusalOf(req: IncomingMessage): readonly [Reason, string] | undefined {
+  if ((req.url ?? '').length > MAX_URL_BYTES) return ['uri_too_long', MESSAGES.uri_too_long];
+  const lines = req.rawHeaders.length / 2;
+  if (lines > MAX_HEADER_LINES) return ['headers_too_large', MESSAGES.too_many_headers];
+  // As many names as lines: nothing repeated (the common request), and nothing more to look at.
+  if (lines === Object.keys(req.headers).length) return undefined;
+  const { headersDistinct } = req;
+  const repeated = READ_ONCE.some((name) => (headersDistinct[name]?.length ?? 0) > 1);
+  return repeated ? ['headers_too_large', MESSAGES.header_repeated] : undefined;
+}
+
 /** What a request the parser refused was guilty of. */
-function rejectionReason(code: string | undefined, rawPacket: Buffer | undefined): keyof typeof MESSAGES {
+function rejectionReason(code: string | undefined, rawPacket: Buffer | undefined): Reason {
   if (code === 'ERR_HTTP_REQUEST_TIMEOUT' || code === 'HPE_REQUEST_TIMEOUT') return 'request_timeout';
   if (code !== 'HPE_HEADER_OVERFLOW') return 'unreadable_request';
   // One error for any overflow of the head: the URL's when the bytes parsed begin with a request line not
@@ -197,16 +244,25 @@ export function answerDraining(res: ServerResponse): void {
   answerWith(res, 'shutting_down', requestId, { 'Retry-After': '1' });
 }
 
+/** The reasons this server answers by itself. */
+type Reason = 'uri_too_long' | 'headers_too_large' | 'unreadable_request' | 'request_timeout' | 'shutting_down';
+
 /** Sends the envelope of `reason`; returns its status. */
-function answerWith(res: ServerResponse, reason: keyof typeof MESSAGES, requestId: string, extra = {}): number {
-  const { status, headers, body } = envelopeOf(reason, requestId);
+function answerWith(
+  res: ServerResponse,
+  reason: Reason,
+  requestId: string,
+  extra = {},
+  message: string = MESSAGES[reason],
+): number {
+  const { status, headers, body } = envelopeOf(reason, requestId, message);
   res.writeHead(status, { ...headers, ...extra });
   res.end(body);
   return status;
 }
 
-function envelopeOf(reason: keyof typeof MESSAGES, requestId: string) {
-  const error = new ApiError(CODE_BY_REASON[reason], MESSAGES[reason], { reason });
+function envelopeOf(reason: Reason, requestId: string, message: string = MESSAGES[reason]) {
+  const error = new ApiError(CODE_BY_REASON[reason], message, { reason });
   const body = JSON.stringify(failureBody(error, requestId));
   const headers = {
     'Content-Type': 'application/json; charset=utf-8',

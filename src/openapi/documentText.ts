@@ -1,5 +1,6 @@
 import type { HeaderObject, ParameterObject, SchemaObject } from 'openapi3-ts/oas31';
 import type { ErrorCode } from '../errors.js';
+import { MAX_HEADER_LINES } from '../http/createHttpServer.js';
 import { REQUEST_ID_PATTERN } from '../http/requestId.js';
 import { CALLER_VARY as VARY } from '../http/securityHeaders.js';
 import { ALLOW } from '../http/unmatchedPaths.js';
@@ -58,7 +59,10 @@ export const FAILURES: Readonly<Record<ErrorCode, { readonly text: string; reado
   METHOD_NOT_ALLOWED: { text: 'The path exists but accepts only GET (and HEAD).', headers: ['Allow'] },
   REQUEST_TIMEOUT: { text: 'The request was not received in time.', headers: [] },
   URI_TOO_LONG: { text: 'The request URL is longer than the gateway accepts.', headers: [] },
-  HEADERS_TOO_LARGE: { text: 'The request headers are larger than the gateway accepts.', headers: [] },
+  HEADERS_TOO_LARGE: {
+    text: `The request headers are larger than the gateway accepts, or more than ${MAX_HEADER_LINES} lines, or repeat a header that may appear once (such as \`Host\` or \`User-Agent\`).`,
+    headers: [],
+  },
   RATE_LIMITED: {
     text:
       "The caller's own excess, never the gateway's: `request_limit_reached`, the organization's request limit is " +
