@@ -53,6 +53,8 @@ export const CODE_BY_REASON = Object.freeze({
   platform_failed: 'UPSTREAM_ERROR',
   platform_timeout: 'UPSTREAM_TIMEOUT',
   key_service_unavailable: 'SERVICE_UNAVAILABLE',
+  verification_busy: 'SERVICE_UNAVAILABLE',
+  usage_backlog: 'SERVICE_UNAVAILABLE',
   limiter_unavailable: 'SERVICE_UNAVAILABLE',
   not_ready: 'SERVICE_UNAVAILABLE',
   platform_busy: 'SERVICE_UNAVAILABLE',

@@ -34,6 +34,9 @@ export function respondWithError(
   ctx.body = failureBody(apiError, ctx.state.requestId);
 }
 
+/** The gateway's own 503s that ask to come back later. */
+const REFUSALS_FOR_NOW: ReadonlySet<string> = new Set(['limiter_unavailable', 'verification_busy', 'usage_backlog']);
+
 /**
  * A 503 that asks to come back later (shed load, the key service or the limiter's Redis down: each
  * seen in metrics and readiness) is a refusal like a 401, not a fault: a stack for each would flood the log.
@@ -42,7 +45,7 @@ function refusesForNow({ status, reason, cause }: ApiError): boolean {
   if (status !== 503) return false;
   const upstreamDown =
     cause instanceof UpstreamError && (cause.failure === 'throttled' || cause.upstream === 'key-service');
-  return upstreamDown || reason === 'limiter_unavailable';
+  return upstreamDown || REFUSALS_FOR_NOW.has(reason);
 }
 
 /** Koa's own client errors (http-errors it exposes) are the caller's fault: 400, not 500. */

@@ -78,7 +78,7 @@ export const FAILURES: Readonly<Record<ErrorCode, { readonly text: string; reado
     headers: ['Retry-After', 'RateLimit-Policy?', 'RateLimit?'],
   },
   SERVICE_UNAVAILABLE: {
-    text: "The gateway's own unavailability: authentication cannot be checked (`key_service_unavailable`), the request limit cannot be enforced (`limiter_unavailable`), the data source refuses for now (`platform_busy`), or this instance is shutting down (`shutting_down`). Retry after the given delay.",
+    text: "The gateway's own unavailability: authentication cannot be checked (`key_service_unavailable`), this instance is verifying more keys at once than it takes (`verification_busy`, its own throttling, not the key service's), usage cannot be counted for now (`usage_backlog`), the request limit cannot be enforced (`limiter_unavailable`), the data source refuses for now (`platform_busy`), or this instance is shutting down (`shutting_down`). Retry after the given delay.",
     headers: ['Retry-After', 'RateLimit-Policy?', 'RateLimit?'],
   },
   UPSTREAM_TIMEOUT: {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { UpstreamError } from '../errors.js';
+import { ApiError, UpstreamError } from '../errors.js';
 import { inSpan } from '../telemetry/spans.js';
 import { retryDelayMs } from '../upstream/backoff.js';
 import { withDeadline } from '../upstream/deadline.js';
@@ -47,6 +47,8 @@ export interface UsageBuffer extends UsageRecorder {
 
 /** Events kept at most unless told otherwise: about 60 MB of heap. */
 export const DEFAULT_MAX_PENDING = 1_000_000;
+/** A full backlog drains in batches of a thousand: a few seconds. */
+const BACKLOG_RETRY_AFTER_SECONDS = 5;
 /** While closing, retries come quickly: the deadline, not the backoff, bounds the wait. */
 const CLOSING_RETRY_MAX_MS = 500;
 /** Kept back from the shutdown deadline to write to the spool what is left. */
@@ -215,11 +217,10 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
     ensureRoom(): void {
       // Counting is what lets a call through: fail closed rather than serve uncounted.
       if (queue.size() >= maxPending) {
-        throw new UpstreamError(
-          'key-service',
-          'throttled',
-          `usage: ${queue.size()} events waiting for the key service`,
-        );
+        throw new ApiError('SERVICE_UNAVAILABLE', 'Usage cannot be counted right now. Retry later.', {
+          reason: 'usage_backlog',
+          headers: { 'Retry-After': String(BACKLOG_RETRY_AFTER_SECONDS) },
+        });
       }
     },
 

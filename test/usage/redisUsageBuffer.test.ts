@@ -3,7 +3,7 @@ import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Principal } from '../../src/auth/principal.js';
-import { UpstreamError } from '../../src/errors.js';
+import { ApiError, UpstreamError } from '../../src/errors.js';
 import { closeRedis, connectRedis, type RedisConnection } from '../../src/redis/connectRedis.js';
 import { createUsageBuffer, type UsageBuffer, type UsageBufferOptions } from '../../src/usage/createUsageBuffer.js';
 import { type RedisQueueOptions, redisUsageQueue } from '../../src/usage/redisUsageQueue.js';
@@ -294,7 +294,7 @@ describe('usage buffer on Redis (real redis-server)', () => {
     await until('the backlog seen', async () => usage.pendingTotal() <= 5);
     assert.throws(
       () => usage.ensureRoom(),
-      (err: unknown) => err instanceof UpstreamError,
+      (err: unknown) => err instanceof ApiError && err.reason === 'usage_backlog',
     );
   });
 

@@ -157,8 +157,8 @@ describe('usage buffer', () => {
     assert.throws(
       () => usage.ensureRoom(),
       (err: unknown) => {
-        assert.ok(err instanceof UpstreamError);
         assert.equal(toApiError(err).status, 503);
+        assert.equal(toApiError(err).reason, 'usage_backlog');
         return true;
       },
     );

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { UpstreamError } from '../../src/errors.js';
+import { ApiError } from '../../src/errors.js';
 import { useServedApp } from '../support/callApi.js';
 import { recordingUsage } from '../support/fakeServices.js';
 
@@ -9,7 +9,10 @@ function fullUsage() {
   return {
     ...usage,
     ensureRoom() {
-      throw new UpstreamError('key-service', 'throttled', 'usage: 1000000 events waiting for the key service');
+      throw new ApiError('SERVICE_UNAVAILABLE', 'Usage cannot be counted right now. Retry later.', {
+        reason: 'usage_backlog',
+        headers: { 'Retry-After': '5' },
+      });
     },
   };
 }
@@ -28,8 +31,8 @@ describe('usage backlog full (the key service takes no usage)', () => {
       errors: [
         {
           code: 'SERVICE_UNAVAILABLE',
-          message: 'Authentication is temporarily unavailable. Retry later.',
-          reason: 'key_service_unavailable',
+          message: 'Usage cannot be counted right now. Retry later.',
+          reason: 'usage_backlog',
         },
       ],
     });
