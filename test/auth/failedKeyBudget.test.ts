@@ -3,7 +3,7 @@ import nock from 'nock';
 import { createApp } from '../../src/app.js';
 import { authFailure } from '../../src/auth/authFailures.js';
 import { presentedKeyText } from '../../src/auth/credentials.js';
-import { withFailedKeyBudget } from '../../src/auth/failedKeyBudget.js';
+import { budgetClientOf, OPEN_PER_CLIENT, withFailedKeyBudget } from '../../src/auth/failedKeyBudget.js';
 import type { Authenticator } from '../../src/auth/principal.js';
 import { clientAddress } from '../../src/http/requestCredentials.js';
 import { fakeServices, PLATFORM_URL } from '../support/fakeServices.js';
@@ -154,5 +154,113 @@ describe('failed-key budget under concurrency', () => {
       'passed',
       'the key spent no budget',
     );
+  });
+
+  it('never refuses a valid key as unknown: 45 new valid keys at once from one address all pass, 8 verified at a time', async () => {
+    const valid = new Set(Array.from({ length: 45 }, (_, i) => keyHashOf(testKey(`nat ${i}`))));
+    let open = 0;
+    let mostOpen = 0;
+    const service: Authenticator = {
+      async authenticate(credentials) {
+        open += 1;
+        mostOpen = Math.max(mostOpen, open);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        open -= 1;
+        const text = presentedKeyText(credentials);
+        if (!valid.has(keyHashOf(text))) throw authFailure('invalid_key');
+        return { organizationId: 'org_a', keyId: text.slice(0, 12), keyPrefix: text.slice(0, 12) };
+      },
+    };
+    const clock = mutableClock('2026-11-24T12:00:00.000Z');
+    const budget = withFailedKeyBudget(service, { perMinute: 30, hasSucceeded: () => false, now: clock.now });
+    const present = (seed: string) =>
+      budget
+        .authenticate({ authorization: `Bearer ${testKey(seed)}`, apiKeyHeader: undefined, clientAddress: '10.0.0.7' })
+        .then(
+          () => 'passed',
+          (err: unknown) => (err as { reason?: string }).reason ?? 'other',
+        );
+    // Beside them, 29 made-up keys: the budget counts those that failed, and only those.
+    const outcomes = await Promise.all([
+      ...Array.from({ length: 45 }, (_, i) => present(`nat ${i}`)),
+      ...Array.from({ length: 29 }, (_, i) => present(`made up ${i}`)),
+    ]);
+    assert.deepEqual(outcomes.slice(0, 45), Array(45).fill('passed'));
+    assert.deepEqual(outcomes.slice(45), Array(29).fill('invalid_key'));
+    assert.equal(mostOpen, OPEN_PER_CLIENT);
+    assert.equal(await present('made up 29'), 'invalid_key', 'the 30th failure is within the budget');
+    assert.equal(await present('made up 30'), 'unknown_key_budget_spent');
+    assert.equal(
+      await present('nat 0'),
+      'unknown_key_budget_spent',
+      'a key not seen to succeed, once the budget is spent',
+    );
+  });
+
+  it('passes a key the fleet saw succeed, whatever the budget', async () => {
+    const budget = withFailedKeyBudget(
+      {
+        async authenticate() {
+          throw authFailure('invalid_key');
+        },
+      },
+      {
+        perMinute: 1,
+        hasSucceeded: () => false,
+        isKnown: async (keyHash) => keyHash === keyHashOf(testKey('known elsewhere')),
+        now: mutableClock('2026-11-24T12:00:00.000Z').now,
+      },
+    );
+    const present = (seed: string) =>
+      budget
+        .authenticate({ authorization: `Bearer ${testKey(seed)}`, apiKeyHeader: undefined, clientAddress: '10.0.0.8' })
+        .catch((err: unknown) => (err as { reason?: string }).reason);
+    assert.equal(await present('a'), 'invalid_key');
+    assert.equal(await present('b'), 'unknown_key_budget_spent');
+    assert.equal(
+      await present('known elsewhere'),
+      'invalid_key',
+      'verified (here: refused by the service), not budgeted',
+    );
+  });
+
+  it('groups IPv6 clients by /64: 80 unknown keys from 80 addresses of one /64 spend one budget', async () => {
+    let calls = 0;
+    const budget = withFailedKeyBudget(
+      {
+        async authenticate() {
+          calls += 1;
+          throw authFailure('invalid_key');
+        },
+      },
+      { perMinute: 30, hasSucceeded: () => false, now: mutableClock('2026-11-24T12:00:00.000Z').now },
+    );
+    const outcomes: unknown[] = [];
+    for (let i = 0; i < 80; i++) {
+      outcomes.push(
+        await budget
+          .authenticate({
+            authorization: `Bearer ${testKey(`v6 ${i}`)}`,
+            apiKeyHeader: undefined,
+            clientAddress: `2001:db8:1:2:${i.toString(16)}::${i + 1}`,
+          })
+          .catch((err: unknown) => (err as { reason?: string }).reason),
+      );
+    }
+    assert.equal(calls, 30);
+    assert.equal(outcomes.filter((reason) => reason === 'unknown_key_budget_spent').length, 50);
+  });
+
+  it('names the client of an address: IPv4 as is, IPv6 by its /64, IPv4-mapped as IPv4', () => {
+    assert.equal(budgetClientOf('10.1.2.3'), '10.1.2.3');
+    assert.equal(budgetClientOf('2001:db8:1:2:3:4:5:6'), '2001:db8:1:2::/64');
+    assert.equal(budgetClientOf('2001:0db8:0001:0002::1'), '2001:db8:1:2::/64');
+    assert.equal(budgetClientOf('2001:db8::1'), '2001:db8:0:0::/64');
+    assert.equal(budgetClientOf('2001:DB8:1:2:FFFF::'), '2001:db8:1:2::/64');
+    assert.equal(budgetClientOf('::1'), '0:0:0:0::/64');
+    assert.equal(budgetClientOf('fe80::1%eth0'), 'fe80:0:0:0::/64');
+    assert.equal(budgetClientOf('::ffff:192.0.2.7'), '192.0.2.7');
+    assert.equal(budgetClientOf('64:ff9b:1:2::192.0.2.7'), '64:ff9b:1:2::/64');
+    assert.equal(budgetClientOf('unknown'), 'unknown');
   });
 });
