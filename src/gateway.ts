@@ -73,7 +73,9 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
     queue,
   });
   metrics.observeUsagePending(() => usage.pendingTotal());
-  const verifications = createVerificationGate(keyService.verify);
+  // With Redis, a key any instance saw succeed is known to all: a new instance serves its tenants in the top lane.
+  const knownKeys = redis ? (await import('./auth/knownKeys.js')).redisKnownKeys(redis, logger) : undefined;
+  const verifications = createVerificationGate(keyService.verify, { knownKeys });
   const keyAuthenticator = createKeyAuthenticator({
     keyService: { verify: verifications.verify, followEvents: keyService.followEvents },
     // Read before each verify: which of the gateway's calls its `used` surely includes.
@@ -85,6 +87,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   const authenticator = withFailedKeyBudget(keyAuthenticator, {
     perMinute: config.unknownKeysPerMinute,
     hasSucceeded: verifications.hasSucceeded,
+    isKnown: verifications.isKnown,
     now,
   });
   // What an earlier instance could not deliver goes out with this one's first batch.

@@ -3,7 +3,7 @@ import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { createKeyAuthenticator } from '../../src/auth/keyAuthenticator.js';
 import { createVerificationGate, type Verify } from '../../src/auth/verificationGate.js';
-import { toApiError, UpstreamError } from '../../src/errors.js';
+import { ApiError, toApiError, UpstreamError } from '../../src/errors.js';
 import type { Verification } from '../../src/upstream/keyServiceContract.js';
 import { FIXED_NOW, fakeServices, testLedger } from '../support/fakeServices.js';
 import { listen } from '../support/http.js';
@@ -74,81 +74,159 @@ describe('verification gate (bounded verify calls to the key service)', () => {
     await assert.rejects(verify('bad'), (err: unknown) => err === failure);
   });
 
-  it('never has more than maxConcurrent calls open; the others wait their turn and are all answered', async () => {
+  it('opens at most its places at once; the others wait their turn and are all answered', async () => {
     const service = heldVerify();
-    const { verify } = createVerificationGate(service.verify, { maxConcurrent: 2, maxWaiting: 10 });
-    const answers = Array.from({ length: 6 }, (_, i) => verify(`hash-${i}`));
-    await until(() => service.open.length === 2);
+    const gate = createVerificationGate(service.verify, { initialOpen: 4 });
+    const answers = Array.from({ length: 10 }, (_, i) => gate.verify(`hash-${i}`, { organizationId: `org_${i}` }));
+    // Unseen keys leave a quarter of the places (one of four) to keys the fleet knows.
+    await until(() => service.open.length === 3);
     await turn();
-    assert.equal(service.calls(), 2, 'the other four wait');
-    for (let answered = 0; answered < 6; answered++) {
+    assert.equal(service.calls(), 3, 'the other seven wait');
+    assert.equal(gate.state().waiting, 7);
+    for (let answered = 0; answered < 10; answered++) {
       await until(() => service.open.length > 0);
       service.answerNext(null);
     }
-    assert.deepEqual(await Promise.all(answers), Array(6).fill(null));
-    assert.equal(service.mostOpen(), 2);
+    assert.deepEqual(await Promise.all(answers), Array(10).fill(null));
   });
 
-  it('refuses at once, as a busy key service (503 with Retry-After for the caller), once maxWaiting wait', async () => {
+  it('grows while every place is in use and answers come back; shrinks by a quarter when the service is overloaded', async () => {
     const service = heldVerify();
-    const { verify } = createVerificationGate(service.verify, { maxConcurrent: 1, maxWaiting: 2 });
-    const admitted = [verify('a'), verify('b'), verify('c')]; // one open, two waiting
-    await until(() => service.open.length === 1);
-    await assert.rejects(verify('d'), (err: unknown) => {
-      assert.ok(err instanceof UpstreamError);
-      assert.equal(err.upstream, 'key-service');
-      assert.equal(err.failure, 'throttled');
-      const answer = toApiError(err);
-      assert.equal(answer.status, 503);
-      assert.equal(answer.reason, 'key_service_unavailable');
-      assert.ok(answer.headers['Retry-After']);
-      return true;
-    });
-    assert.equal(service.calls(), 1, 'the refused verification made no call');
-    for (let i = 0; i < 3; i++) {
-      await until(() => service.open.length > 0);
-      service.answerNext(null);
-    }
-    assert.deepEqual(await Promise.all(admitted), [null, null, null]);
-  });
-
-  it('serves known keys before unseen ones, and drops the oldest unseen waiter to make room for a known key', async () => {
-    const service = heldVerify();
-    const gate = createVerificationGate(service.verify, { maxConcurrent: 1, maxWaiting: 3 });
+    const gate = createVerificationGate(service.verify, { initialOpen: 12 });
     const known = verifyAnswerFor('known');
-    const first = gate.verify('known');
-    await until(() => service.open.length === 1);
-    service.answerNext(known);
-    assert.equal(await first, known);
-    assert.equal(gate.hasSucceeded('known'), true);
-    assert.equal(gate.hasSucceeded('unseen-0'), false);
+    const answers = Array.from({ length: 40 }, (_, i) => gate.verify(`hash-${i}`));
+    await until(() => service.open.length === 9);
+    for (let i = 0; i < 20; i++) {
+      await until(() => service.open.length > 0);
+      service.answerNext(known);
+    }
+    assert.ok(gate.state().open > 12, `grew: ${gate.state().open}`);
+    const grown = gate.state().open;
+    const overloaded = new UpstreamError('key-service', 'throttled', 'verify: status 503');
+    for (let i = 0; i < 20; i++) {
+      await until(() => service.open.length > 0);
+      service.open.shift()?.fail(overloaded);
+    }
+    await Promise.allSettled(answers);
+    assert.ok(gate.state().open < grown, `shrank: ${gate.state().open}`);
+    assert.ok(gate.state().open >= 8, 'never below its floor');
+  });
 
-    const blocker = gate.verify('unseen-blocker'); // holds the one open call
-    await until(() => service.open.length === 1);
-    const unseen = [0, 1, 2].map((i) => gate.verify(`unseen-${i}`).catch((err: unknown) => err));
-    const overflow = await gate.verify('unseen-3').catch((err: unknown) => err);
-    assert.ok(
-      overflow instanceof UpstreamError && overflow.failure === 'throttled',
-      'a full queue refuses a newcomer of the lowest lane',
-    );
-    const again = gate.verify('known');
-    const dropped = await unseen[0];
-    assert.ok(
-      dropped instanceof UpstreamError && dropped.failure === 'throttled',
-      'the oldest unseen waiter made room',
-    );
+  it("admits as many waiters as clear within maxWaitMs at the service's speed: fewer once it answers slowly", async () => {
+    const admittedWith = async (answerAfterMs: number) => {
+      let calls = 0;
+      const gate = createVerificationGate(
+        (keyHash) =>
+          new Promise((resolve) => {
+            calls += 1;
+            // The first eight teach the gate the service's speed; the rest stay open.
+            if (calls <= 8) setTimeout(() => resolve(verifyAnswerFor(keyHash)), answerAfterMs);
+          }),
+        { initialOpen: 8, maxWaitMs: 1000 },
+      );
+      await Promise.all(Array.from({ length: 8 }, (_, i) => gate.verify(`teach-${i}`, { organizationId: 'org_a' })));
+      let refused = 0;
+      const refusedOnce = (err: unknown) => {
+        assert.ok(err instanceof ApiError && err.reason === 'verification_busy');
+        refused += 1;
+      };
+      for (let i = 0; i < 2000 && refused === 0; i++) gate.verify(`wait-${i}`).catch(refusedOnce);
+      await turn();
+      return gate.state().waiting;
+    };
+    const quick = await admittedWith(1);
+    const slow = await admittedWith(300);
+    assert.ok(slow < quick, `a slow service leaves a smaller room: ${slow} < ${quick}`);
+    assert.ok(slow >= 8, 'never fewer than the open places');
+  });
 
-    service.answerNext(null); // the blocker: the known key is next, ahead of older unseen waiters
-    assert.equal(await blocker, null);
-    await until(() => service.open.length === 1);
-    assert.equal(service.open[0]?.keyHash, 'known');
-    service.answerNext(known);
-    assert.equal(await again, known);
-    for (let i = 0; i < 2; i++) {
+  it('serves organizations in turn: one with many waiters cannot make another wait behind all of them', async () => {
+    const service = heldVerify();
+    const gate = createVerificationGate(service.verify, { initialOpen: 4 });
+    const known = verifyAnswerFor('known');
+    // Keys seen to succeed: one large organization's four, and another's one.
+    for (const keyHash of ['large-0', 'large-1', 'large-2', 'large-3', 'other']) {
+      const first = gate.verify(keyHash);
       await until(() => service.open.length === 1);
+      service.answerNext(known);
+      await first;
+    }
+    const flood = Array.from({ length: 40 }, (_, i) => gate.verify(`large-${i % 4}`, { organizationId: 'org_large' }));
+    await until(() => service.open.length === 4);
+    const other = gate.verify('other', { organizationId: 'org_other' });
+    await turn();
+    service.answerNext(known);
+    await until(() => service.open.length === gate.state().open);
+    assert.ok(
+      service.open.some((call) => call.keyHash === 'other'),
+      'the other organization went first at the freed place, ahead of 36 waiting',
+    );
+    for (let i = 0; i < 40; i++) {
+      await until(() => service.open.length > 0);
+      service.answerNext(known);
+    }
+    await Promise.all([...flood, other]);
+  });
+
+  it("refuses with its own reason (503 verification_busy, Retry-After), never as the key service, and drops the biggest group's newest waiter first", async () => {
+    const service = heldVerify();
+    const gate = createVerificationGate(service.verify, { initialOpen: 8, maxWaitMs: 1 });
+    // Room: the open places (8); unseen keys run in six of them.
+    const blockers = Array.from({ length: 6 }, (_, i) => gate.verify(`blocker-${i}`));
+    await until(() => service.open.length === 6);
+    const one = Array.from({ length: 8 }, (_, i) =>
+      gate.verify(`one-${i}`, { organizationId: 'org_one' }).catch((err: unknown) => err),
+    );
+    const other = gate.verify('other', { organizationId: 'org_other' }).catch((err: unknown) => err);
+    const dropped = await one[7];
+    assert.ok(dropped instanceof ApiError, 'the newest waiter of the group holding the most made room');
+    assert.equal(dropped.reason, 'verification_busy');
+    assert.equal(dropped.status, 503);
+    assert.equal(toApiError(dropped).reason, 'verification_busy');
+    assert.ok(dropped.headers['Retry-After']);
+    const refused = await gate.verify('one-more', { organizationId: 'org_one' }).catch((err: unknown) => err);
+    assert.ok(
+      refused instanceof ApiError && refused.reason === 'verification_busy',
+      'the biggest group refused a newcomer',
+    );
+    assert.equal(service.calls(), 6, 'no refused verification made a call');
+    for (let i = 0; i < 6 + 8; i++) {
+      await until(() => service.open.length > 0);
       service.answerNext(null);
     }
-    assert.deepEqual(await Promise.all(unseen.slice(1)), [null, null]);
+    await Promise.all([...blockers, ...one.slice(0, 7), other]);
+  });
+
+  it('serves keys known to the fleet before unseen ones, and keeps places free of unseen keys for them', async () => {
+    const service = heldVerify();
+    const fleet = new Set<string>(['known-elsewhere']);
+    const gate = createVerificationGate(service.verify, {
+      initialOpen: 4,
+      knownKeys: {
+        has: async (keyHash) => fleet.has(keyHash),
+        learn: (keyHash) => fleet.add(keyHash),
+        forget: (keyHash) => fleet.delete(keyHash),
+      },
+    });
+    const unseen = Array.from({ length: 6 }, (_, i) => gate.verify(`unseen-${i}`));
+    await until(() => service.open.length === 3);
+    assert.equal(gate.hasSucceeded('known-elsewhere'), false);
+    assert.equal(await gate.isKnown('known-elsewhere'), true, 'the fleet knows it');
+    assert.equal(gate.hasSucceeded('known-elsewhere'), true, 'remembered here');
+    const known = gate.verify('known-elsewhere');
+    await until(() => service.open.length === 4);
+    assert.equal(service.open[3]?.keyHash, 'known-elsewhere', 'started at once in the reserved place');
+    service.open.splice(3, 1)[0]?.answer(null);
+    assert.equal(await known, null);
+    assert.equal(fleet.has('known-elsewhere'), false, 'a key that failed is forgotten by the fleet');
+    service.answerNext(verifyAnswerFor('unseen-0'));
+    assert.ok(await unseen[0]);
+    assert.equal(fleet.has('unseen-0'), true, 'a key that succeeded is known to the fleet');
+    for (let i = 0; i < 5; i++) {
+      await until(() => service.open.length > 0);
+      service.answerNext(null);
+    }
+    await Promise.all(unseen);
   });
 
   describe('a flood of made-up keys with valid checksums, over HTTP', () => {
@@ -158,7 +236,7 @@ describe('verification gate (bounded verify calls to the key service)', () => {
     before(async () => {
       const authenticator = createKeyAuthenticator({
         keyService: {
-          verify: createVerificationGate(service.verify, { maxConcurrent: 3, maxWaiting: 5 }).verify,
+          verify: createVerificationGate(service.verify, { initialOpen: 4, maxWaitMs: 1 }).verify,
           followEvents: () => ({ isConnected: () => false, close: async () => {} }),
         },
         ledger: testLedger(),
@@ -171,30 +249,32 @@ describe('verification gate (bounded verify calls to the key service)', () => {
       await server.close();
     });
 
-    it('reaches the key service with at most maxConcurrent calls; the excess gets 503 at once, never a 500', async () => {
+    it('reaches the key service with at most its unseen places; the excess gets 503 verification_busy at once, never a 500', async () => {
       const keys = Array.from({ length: 20 }, (_, i) => testKey(`flood ${i}`));
+      type Answer = { status: number; body: { errors: Array<{ code: string; reason: string }> } };
       const answers = keys.map((key) =>
         fetch(`${server.url}/v1/api/keywords?site=example.com`, { headers: { authorization: `Bearer ${key}` } }).then(
-          async (res) => ({ status: res.status, body: (await res.json()) as { errors: Array<{ code: string }> } }),
+          async (res): Promise<Answer> => ({ status: res.status, body: (await res.json()) as Answer['body'] }),
         ),
       );
-      // 3 open + 5 waiting are admitted; the other 12 are refused without waiting for anything.
-      const refused: Array<{ status: number; body: { errors: Array<{ code: string }> } }> = [];
+      // 3 open (of 4 places, one kept for known keys) + 4 waiting are admitted; the other 13 are refused at once.
+      const refused: Answer[] = [];
       for (const answer of answers) void answer.then((settled) => refused.push(settled));
-      await until(() => service.open.length === 3 && refused.length === 12);
+      await until(() => service.open.length === 3 && refused.length === 13);
       await turn();
-      assert.equal(refused.length, 12, 'the admitted requests are still waiting for the key service');
+      assert.equal(refused.length, 13, 'the admitted requests are still waiting for the key service');
       assert.ok(
-        refused.every((answer) => answer.status === 503 && answer.body.errors[0]?.code === 'SERVICE_UNAVAILABLE'),
+        refused.every((answer) => answer.status === 503 && answer.body.errors[0]?.reason === 'verification_busy'),
+        "the gateway's own throttling, not the key service's outage",
       );
       // The admitted ones are verified (as unknown keys: 401), three at a time.
-      for (let i = 0; i < 8; i++) {
+      for (let i = 0; i < 7; i++) {
         await until(() => service.open.length > 0);
         service.answerNext(null);
       }
       const statuses = (await Promise.all(answers)).map((answer) => answer.status);
-      assert.equal(statuses.filter((status) => status === 401).length, 8);
-      assert.equal(statuses.filter((status) => status === 503).length, 12);
+      assert.equal(statuses.filter((status) => status === 401).length, 7);
+      assert.equal(statuses.filter((status) => status === 503).length, 13);
       assert.equal(service.mostOpen(), 3);
     });
   });
