@@ -10,6 +10,7 @@ import { presentedKeyText } from './credentials.js';
 import { isJwtShaped, toWellFormedKey, type WellFormedKey } from './keyFormat.js';
 import type { PresentedCredentials, Principal } from './principal.js';
 import { type CachedVerification, createVerificationCache, type Verified } from './verificationCache.js';
+import type { VerifyHow } from './verificationGate.js';
 
 /** Keys checked against the key service; verifications are cached only while its event stream is alive. */
 
@@ -29,7 +30,7 @@ export type KeyAuthenticatorCacheOptions = typeof DEFAULT_CACHE;
 export interface KeyAuthenticatorOptions {
   /** `refresh`: a background re-verification of a cached key, scheduled behind the callers waiting for one. */
   keyService: Pick<KeyServiceClient, 'followEvents'> & {
-    verify(keyHash: string, lane?: 'refresh'): Promise<Verification | null>;
+    verify(keyHash: string, how?: VerifyHow): Promise<Verification | null>;
   };
   ledger: Pick<UsageLedger, 'beforeVerify' | 'isNearCeiling'>;
   now: () => Date;
@@ -84,6 +85,9 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions) {
     if (ceiling === null) return age <= settings.ttlMs ? 'fresh' : 'stale';
     // A new period starts a new count: only the service knows it.
     if (nowMs >= periodEnd.getTime()) return 'unusable';
+    // Reached by the service's own count, which only grows within a period; a raised ceiling is announced
+    // (organization.updated) and drops this entry: until then, refusing again costs no verification.
+    if (used >= ceiling) return 'fresh';
     if (ceiling - used <= NEAR_CEILING_MARGIN || ledger.isNearCeiling(organization.id)) return 'unusable';
     return age <= settings.usageFreshnessMs ? 'fresh' : 'stale';
   }
@@ -95,10 +99,11 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions) {
   ): Promise<Verified | null> {
     const generation = cache.generation();
     const cacheable = following();
-    const sent = await ledger.beforeVerify(organizationId ?? organizationOfKey.get(keyHash));
+    const knownOrganization = organizationId ?? organizationOfKey.get(keyHash);
+    const sent = await ledger.beforeVerify(knownOrganization);
     let verification: Verification | null;
     try {
-      verification = await keyService.verify(keyHash, lane);
+      verification = await keyService.verify(keyHash, { lane, organizationId: knownOrganization });
     } finally {
       sent.end();
     }

@@ -95,6 +95,42 @@ describe('keyAuthenticator: who is let in, and how verifications are reused', ()
       await assert.rejects(t.authenticator.authenticate(bearer(KEY)), refusedWith(403, 'usage_ceiling_reached'));
     });
 
+    it('refuses again at the ceiling without a verification, until the ceiling is raised or the period turns', async () => {
+      t.service.answer(KEY, { usage: { used: 1000, ceiling: 1000 } });
+      t.authenticator.start();
+      t.service.connect();
+      for (let i = 0; i < 50; i++) {
+        await assert.rejects(t.authenticator.authenticate(bearer(KEY)), refusedWith(403, 'usage_ceiling_reached'));
+      }
+      t.nowMs += 30_000;
+      await assert.rejects(t.authenticator.authenticate(bearer(KEY)), refusedWith(403, 'usage_ceiling_reached'));
+      assert.equal(t.service.calls, 1, 'one verification for 51 refusals');
+      // The ceiling raised: the key service announces it, and the next request is verified.
+      t.service.answer(KEY, { usage: { used: 1000, ceiling: 2000 } });
+      t.service.emit({ type: 'organization.updated', organizationId: 'org_a' });
+      await t.authenticator.authenticate(bearer(KEY));
+      assert.equal(t.service.calls, 2);
+      // At the ceiling again, then the period turns: only the service knows the new count.
+      t.service.answer(KEY, { usage: { used: 2000, ceiling: 2000 } });
+      t.service.emit({ type: 'organization.updated', organizationId: 'org_a' });
+      await assert.rejects(t.authenticator.authenticate(bearer(KEY)), refusedWith(403, 'usage_ceiling_reached'));
+      assert.equal(t.service.calls, 3);
+      const periodEnd = new Date(t.nowMs + 1_000).toISOString();
+      t.service.answer(KEY, { usage: { used: 2000, ceiling: 2000, periodEnd } });
+      t.service.emit({ type: 'organization.updated', organizationId: 'org_a' });
+      await assert.rejects(t.authenticator.authenticate(bearer(KEY)), refusedWith(403, 'usage_ceiling_reached'));
+      t.service.answer(KEY, { usage: { used: 0, ceiling: 2000 } });
+      t.nowMs += 1_000;
+      await t.authenticator.authenticate(bearer(KEY));
+      assert.equal(t.service.calls, 5, 'the new period verified at its first request');
+      // Without the event stream nothing is trusted: every refusal is verified.
+      t.service.answer(KEY, { usage: { used: 2000, ceiling: 2000 } });
+      t.service.drop();
+      await assert.rejects(t.authenticator.authenticate(bearer(KEY)), refusedWith(403, 'usage_ceiling_reached'));
+      await assert.rejects(t.authenticator.authenticate(bearer(KEY)), refusedWith(403, 'usage_ceiling_reached'));
+      assert.equal(t.service.calls, 7);
+    });
+
     it('close() stops following and forgets what it cached', async () => {
       t.service.answer(KEY);
       t.authenticator.start();
