@@ -76,6 +76,7 @@ export function createVerificationGate(verify: Verify, options: VerificationGate
   const succeeded = new LRUCache<string, true>({ max: 10_000 });
   let open = options.initialOpen ?? GATE.initialOpen;
   let latencyMs = 50;
+  let lastShrinkAt = Number.NEGATIVE_INFINITY;
   let running = 0;
   let runningUnseen = 0;
   let waiting = 0;
@@ -161,8 +162,14 @@ export function createVerificationGate(verify: Verify, options: VerificationGate
       latencyMs += GATE.latencyWeight * (tookMs - latencyMs);
       // Grows only while calls wait for a place: a quiet gate says nothing of what the service can take.
       if ((waiting > 0 || running >= open - 1) && open < GATE.maxOpen) open += 1;
-    } else if (err instanceof UpstreamError && (err.failure === 'throttled' || err.failure === 'timeout')) {
+    } else if (
+      err instanceof UpstreamError &&
+      (err.failure === 'throttled' || err.failure === 'timeout') &&
+      startedAt > lastShrinkAt
+    ) {
+      // Once per overload: the calls sent before the last shrink tell of the same one.
       open = Math.max(GATE.minOpen, Math.floor(open * 0.75));
+      lastShrinkAt = performance.now();
     }
   };
 
