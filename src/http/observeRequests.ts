@@ -63,11 +63,13 @@ export function observeRequests(
       if (ctx.status >= 400) res.setHeader('Cache-Control', 'no-store');
     }
     // A refusal held back is sent by a timer: its line and count are taken now.
-    if (failed && holdRefusal(ctx, refusalDelayMs, started)) {
+    const held = failed && holdRefusal(ctx, refusalDelayMs, started);
+    if (held === true) {
       res.removeListener('close', onClose);
       record(ctx, started, traceId);
       return;
     }
+    if (held !== false) await held;
     handled = true;
     if (res.closed && !res.writableFinished) record(ctx, started, traceId);
   };

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../appState.js';
 import { endThenDestroy, rawAnswer } from './createHttpServer.js';
@@ -18,8 +19,14 @@ const DELAYED_STATUSES: ReadonlySet<number> = new Set([401, 429, 503]);
  * alike; then the connection is closed, reading nothing meanwhile. What waits is a timer with the
  * socket and the bytes, nothing of Koa's. Anything else goes at once (false: Koa answers), as does
  * the 503 of a known key the gateway's own trouble left unserved: no extra wait for a paying caller.
+ * A refusal pipelined behind another answer still due waits just as long, then Koa sends it in its
+ * turn (the promise): its timing must not tell whether its key was seen before.
  */
-export function holdRefusal(ctx: ParameterizedContext<AppState>, delayMs: number, arrivedAt: number): boolean {
+export function holdRefusal(
+  ctx: ParameterizedContext<AppState>,
+  delayMs: number,
+  arrivedAt: number,
+): boolean | Promise<void> {
   const { state } = ctx;
   const { socket } = ctx.res;
   if (delayMs <= 0 || state.principal !== undefined || state.knownKeyUnserved || !DELAYED_STATUSES.has(ctx.status))
@@ -27,7 +34,7 @@ export function holdRefusal(ctx: ParameterizedContext<AppState>, delayMs: number
   // Pipelined behind another answer still due: this one is sent in its turn, the connection closed after it.
   if (socket === null) {
     ctx.set('Connection', 'close');
-    return false;
+    return sleep(Math.max(0, arrivedAt + delayMs - performance.now()));
   }
   const body = Buffer.from(JSON.stringify(ctx.body));
   const headers = { ...ctx.res.getHeaders(), date: new Date().toUTCString(), 'content-length': body.length };
