@@ -179,6 +179,12 @@ export function processEnvironment(): Readonly<Record<string, string | undefined
   return process.env;
 }
 
+/** 127.0.0.0/8, ::1 and localhost: addresses only this machine reaches. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[(.*)\]$/, '$1').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare);
+}
+
 /** One line per problem, naming the variable. */
 export function problemLines(error: z.ZodError): string[] {
   return error.issues.map((issue) => `${issue.path.join('.') || 'env'}: ${issue.message}`);
@@ -197,6 +203,13 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.PLATFORM_GRAPHQL_URL && !e.PLATFORM_TOKEN)
     problems.push('PLATFORM_TOKEN is required with PLATFORM_GRAPHQL_URL');
   if (e.KEY_SERVICE_URL && !e.KEY_SERVICE_TOKEN) problems.push('KEY_SERVICE_TOKEN is required with KEY_SERVICE_URL');
+  // The embedded stand-in serves published demo keys and made-up data: a gateway others can reach
+  // (a container, a server) must never fall back to it because its upstream settings went missing.
+  if (!e.PLATFORM_GRAPHQL_URL && !e.KEY_SERVICE_URL && !isLoopbackHost(e.HOST)) {
+    problems.push(
+      `PLATFORM_GRAPHQL_URL and KEY_SERVICE_URL (with their tokens) are required with HOST=${e.HOST}: the embedded demo upstreams run only on a loopback HOST`,
+    );
+  }
   if ([e.REDIS_URL, e.REDIS_SENTINELS, e.REDIS_CLUSTER_NODES].filter((v) => v !== undefined).length > 1) {
     problems.push('REDIS_URL, REDIS_SENTINELS and REDIS_CLUSTER_NODES exclude each other: set at most one');
   }

@@ -7,7 +7,7 @@ import { createVerificationGate } from './auth/verificationGate.js';
 import { createAnswerCache } from './cache/createAnswerCache.js';
 import type { Config } from './config.js';
 import { createHttpServer } from './http/createHttpServer.js';
-import { listenOn } from './http/listenOn.js';
+import { checkCanListen, listenOn } from './http/listenOn.js';
 import { createReadiness, platformProbe, type Readiness } from './http/readiness.js';
 import { REFUSAL_DELAY_MS } from './http/refusalDelay.js';
 import { createLocalAdmission } from './limits/localAdmission.js';
@@ -36,6 +36,7 @@ export interface RunningGateway {
  * embedded local platform and key service start first, reached over real HTTP as the real ones are.
  */
 export async function startGateway(config: Config, logger: Logger): Promise<RunningGateway> {
+  await checkCanListen(config.host, config.adminPort === null ? [config.port] : [config.port, config.adminPort]);
   let local: LocalUpstreams | null = null;
   let upstreams = config.upstreams;
   if (upstreams === null) {

@@ -17,8 +17,10 @@ const CAUSES: Readonly<Record<string, string>> = {
  */
 export function startupFailureLine(err: unknown, target: { host: string; port: number }): string | null {
   if (err instanceof DataDirBusy) return `cannot start: the data directory is locked: ${err.message}`;
-  const code = (err as NodeJS.ErrnoException | null | undefined)?.code;
+  const failure = err as (NodeJS.ErrnoException & { port?: number }) | null | undefined;
+  const code = failure?.code;
   if (code === undefined || !(code in CAUSES)) return null;
   const host = target.host.includes(':') ? `[${target.host}]` : target.host;
-  return `cannot listen on ${host}:${target.port}: ${CAUSES[code]} (${code})`;
+  // listen's error names the port that failed: the admin port's, when that one is busy.
+  return `cannot listen on ${host}:${failure?.port ?? target.port}: ${CAUSES[code]} (${code})`;
 }

@@ -159,6 +159,17 @@ describe('config', () => {
     assert.match(problems[0] ?? '', /PLATFORM_GRAPHQL_URL and KEY_SERVICE_URL go together/);
   });
 
+  it('runs the embedded demo upstreams only on a loopback HOST: elsewhere the upstream URLs are required', () => {
+    for (const host of ['127.0.0.1', '127.3.2.1', '::1', '[::1]', 'localhost', 'LOCALHOST'])
+      assert.equal(loadConfig({ HOST: host }).upstreams, null, host);
+    for (const host of ['0.0.0.0', '::', '10.0.0.7', 'gateway.internal', '128.0.0.1']) {
+      assert.deepEqual(problemsOf({ HOST: host }), [
+        `PLATFORM_GRAPHQL_URL and KEY_SERVICE_URL (with their tokens) are required with HOST=${host}: the embedded demo upstreams run only on a loopback HOST`,
+      ]);
+      assert.notEqual(loadConfig({ ...REAL_UPSTREAMS, HOST: host }).upstreams, null, host);
+    }
+  });
+
   it('refuses an upstream URL without its token', () => {
     const problems = problemsOf({ ...REAL_UPSTREAMS, PLATFORM_TOKEN: '', KEY_SERVICE_TOKEN: '' });
     assert.deepEqual(problems, [

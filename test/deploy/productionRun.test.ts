@@ -5,6 +5,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { LOCAL_KEYS } from '../../src/local/seedAccounts.js';
+import { type LocalUpstreams, startLocalUpstreams } from '../../src/local/startLocalUpstreams.js';
 import { childEnvironment, freePort } from '../support/childEnvironment.js';
 import { type ProcessGroup, startProcessGroup } from '../support/processGroup.js';
 import { tempDir } from '../support/tempDir.js';
@@ -39,7 +40,8 @@ const argsOf = (stage: Stage, op: string) => stage.instructions.filter((i) => i.
  * There is no container runtime here, so this reproduces the image: the build stage's
  * `npm run build`, the dependencies stage's install (from npm's cache, no network), then the
  * final stage's files, environment, user and command, made read-only but for its one data
- * folder, and started as an unprivileged user on the embedded upstreams.
+ * folder, and started as an unprivileged user: without upstream settings (a missing ConfigMap) it
+ * refuses to start; with them (here the embedded stand-in, run by the test) it serves.
  */
 describe('the container image, reproduced (Dockerfile, real process)', function () {
   this.timeout(180_000);
@@ -48,6 +50,8 @@ describe('the container image, reproduced (Dockerfile, real process)', function 
   let gateway: ProcessGroup | undefined;
   let url: string;
   let final: Stage;
+  let upstreams: LocalUpstreams | undefined;
+  let upstreamsDir: Awaited<ReturnType<typeof tempDir>> | undefined;
   const unprivileged = process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {};
 
   before(async () => {
@@ -107,6 +111,8 @@ describe('the container image, reproduced (Dockerfile, real process)', function 
 
   after(async () => {
     await gateway?.destroy();
+    await upstreams?.close();
+    await upstreamsDir?.remove();
     if (app !== undefined) await run('chmod', ['-R', 'u+w', app]);
     await dir?.remove();
   });
@@ -118,29 +124,61 @@ describe('the container image, reproduced (Dockerfile, real process)', function 
     assert.ok((await stat(join(app, 'dist', 'main.js'))).isFile());
   });
 
-  it('runs as an unprivileged user on a read-only tree and serves the four routes on its embedded upstreams', async () => {
-    for (const stage of dockerfileStages(await readFile(join(REPO, 'Dockerfile'), 'utf8'))) {
-      assert.deepEqual(argsOf(stage, 'WORKDIR'), [WORKDIR], stage.name);
-    }
-    assert.deepEqual(argsOf(final, 'USER'), ['node']);
+  /** The final stage's ENV, and its CMD split into the command and its arguments. */
+  async function imageRun() {
     const env = Object.fromEntries(
       argsOf(final, 'ENV')
         .flatMap((args) => args.split(/\s+/))
         .map((pair) => pair.split('=') as [string, string]),
     );
+    const [command = '', ...args] = JSON.parse(argsOf(final, 'CMD')[0] ?? '[]') as string[];
+    // The image has its own node; this one may sit in a folder the unprivileged user cannot enter.
+    const node = join(dir.path, 'node');
+    await link(process.execPath, node).catch(() => cp(process.execPath, node).catch(() => {}));
+    const base = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', ...env };
+    return { env, command, args, node, base };
+  }
+
+  it('without upstream settings (a missing ConfigMap) refuses to start: one line, exit 2, no demo data served', async () => {
+    const { env, args, node, base } = await imageRun();
     assert.equal(env.HOST, '0.0.0.0');
-    const [command, ...args] = JSON.parse(argsOf(final, 'CMD')[0] ?? '[]') as string[];
+    const port = await freePort();
+    const refused = startProcessGroup(node, args, { cwd: app, env: { ...base, PORT: String(port) }, ...unprivileged });
+    try {
+      assert.deepEqual(await refused.exitWithin(30_000), { code: 2, signal: null });
+      assert.equal(refused.stdout(), '');
+      assert.equal(
+        refused.stderr(),
+        'Invalid configuration:\n  - PLATFORM_GRAPHQL_URL and KEY_SERVICE_URL (with their tokens) are required with HOST=0.0.0.0: the embedded demo upstreams run only on a loopback HOST\n',
+      );
+    } finally {
+      await refused.destroy();
+    }
+  });
+
+  it('runs as an unprivileged user on a read-only tree and serves the four routes from its upstreams', async () => {
+    for (const stage of dockerfileStages(await readFile(join(REPO, 'Dockerfile'), 'utf8'))) {
+      assert.deepEqual(argsOf(stage, 'WORKDIR'), [WORKDIR], stage.name);
+    }
+    assert.deepEqual(argsOf(final, 'USER'), ['node']);
+    const { command, args, node, base } = await imageRun();
     const npmStart = (JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { scripts: { start: string } })
       .scripts.start;
     assert.equal(`exec ${command} ${args.join(' ')}`, npmStart, 'the image runs what `npm start` runs');
 
-    // The image has its own node; this one may sit in a folder the unprivileged user cannot enter.
-    const node = join(dir.path, 'node');
-    await link(process.execPath, node).catch(() => cp(process.execPath, node));
+    upstreamsDir = await tempDir('image-upstreams-');
+    upstreams = await startLocalUpstreams({ dataDir: upstreamsDir.path });
     const port = await freePort();
     gateway = startProcessGroup(node, args, {
       cwd: app,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: '/nonexistent', ...env, PORT: String(port) },
+      env: {
+        ...base,
+        PORT: String(port),
+        PLATFORM_GRAPHQL_URL: upstreams.platform.url,
+        PLATFORM_TOKEN: upstreams.platform.token,
+        KEY_SERVICE_URL: upstreams.keyService.url,
+        KEY_SERVICE_TOKEN: upstreams.keyService.token,
+      },
       ...unprivileged,
     });
     await gateway.waitForOutput(/"msg":"listening"|Gateway listening on /, 60_000);
@@ -166,6 +204,6 @@ describe('the container image, reproduced (Dockerfile, real process)', function 
     gateway.signalGroup('SIGTERM');
     assert.deepEqual(await gateway.exitWithin(15_000), { code: 0, signal: null }, gateway.stderr());
     assert.doesNotMatch(gateway.stdout() + gateway.stderr(), /EACCES|EROFS|read-only/i);
-    for (const entry of await readdir(join(app, 'data'))) assert.ok(['local', 'usage-spool'].includes(entry), entry);
+    for (const entry of await readdir(join(app, 'data'))) assert.ok(['usage-spool'].includes(entry), entry);
   });
 });

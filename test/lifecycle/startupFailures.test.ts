@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { lockDataDir } from '../../src/local/dataDirFiles.js';
+import { freePort } from '../support/childEnvironment.js';
 import { spawnGateway } from '../support/gatewayProcess.js';
 import type { ProcessGroup } from '../support/processGroup.js';
 import { tempDir } from '../support/tempDir.js';
@@ -53,11 +54,59 @@ describe('start-up failures, as the process reports them', () => {
     }
   });
 
+  it('a port an old instance still holds, with Redis and real upstreams: one stderr line, nothing on stdout', async () => {
+    // What a replacement started too early on a fixed port meets: the Redis connection it would
+    // open is still connecting (nothing listens at the Redis port here) when the listener fails.
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const address = holder.address();
+    assert.ok(address !== null && typeof address === 'object');
+    const nowhere = `http://127.0.0.1:${await freePort()}`;
+    try {
+      for (const busy of ['PORT', 'ADMIN_PORT'] as const) {
+        const child = spawnGateway({
+          LOG_LEVEL: 'info',
+          HOST: '127.0.0.1',
+          PORT: '0',
+          ADMIN_PORT: '0',
+          [busy]: String(address.port),
+          REDIS_URL: `redis://127.0.0.1:${await freePort()}`,
+          PLATFORM_GRAPHQL_URL: `${nowhere}/graphql`,
+          PLATFORM_TOKEN: 'platform-token',
+          KEY_SERVICE_URL: nowhere,
+          KEY_SERVICE_TOKEN: 'key-service-token',
+        });
+        started.push(child);
+        const exit = await child.exited;
+        assert.equal(exit.code, 2, busy);
+        assert.equal(child.stdout(), '', `${busy}: nothing on stdout`);
+        assertOneLine(
+          child.stderr(),
+          new RegExp(
+            `^cannot listen on 127\\.0\\.0\\.1:${address.port}: the port is already in use .*\\(EADDRINUSE\\)$`,
+          ),
+        );
+      }
+    } finally {
+      await new Promise<void>((resolve) => holder.close(() => resolve()));
+    }
+  });
+
   it('an address that is not on this machine', async () => {
     const dir = await tempDir();
     try {
       // 192.0.2.0/24 is reserved for documentation: never a local address.
-      const { code, stderr } = await startWith({ PORT: '0', HOST: '192.0.2.1', LOCAL_DATA_DIR: dir.path });
+      // Off loopback the embedded upstreams never start: real ones are named (nothing is called before listening).
+      const nowhere = `http://127.0.0.1:${await freePort()}`;
+      const { code, stderr } = await startWith({
+        PORT: '0',
+        HOST: '192.0.2.1',
+        LOCAL_DATA_DIR: dir.path,
+        PLATFORM_GRAPHQL_URL: `${nowhere}/graphql`,
+        PLATFORM_TOKEN: 'platform-token',
+        KEY_SERVICE_URL: nowhere,
+        KEY_SERVICE_TOKEN: 'key-service-token',
+      });
       assert.equal(code, 2);
       assertOneLine(
         stderr,
