@@ -1,4 +1,5 @@
 import { ApiError } from '../errors.js';
+import type { UsageLedger } from '../usage/usageLedger.js';
 import { rateLimitFields } from './rateLimitFields.js';
 
 /** The organization's usage as one verification reported it (src/usage/README.md, "The ceiling's arithmetic"). */
@@ -36,6 +37,15 @@ export interface AdmissionOptions {
   /** RATE_LIMIT_REQUESTS per RATE_LIMIT_WINDOW_SECONDS, per organization. */
   readonly requests: number;
   readonly windowSeconds: number;
+  /** The clock idleness is measured on (Date.now): the one the requests' moments come from. */
+  readonly now?: () => number;
+}
+
+/** What an instance keeps per organization, beside the admission itself (src/usage/README.md, "Bounded state"). */
+export interface TrackedState {
+  readonly ledger: UsageLedger;
+  /** Organizations this instance keeps anything for: the `gateway_organizations_tracked` metric. */
+  trackedOrganizations(): number;
 }
 
 /** The step after authentication (src/usage/README.md, "Request limit and ceiling"). */

@@ -5,8 +5,9 @@ import type { RedisConnection } from '../redis/connectRedis.js';
  * One organization's admission, taken atomically (src/usage/README.md, "What state lives where").
  * KEYS: the window, the ceiling, the calls being sent; ARGV as `admit` below names them (want 0 only
  * writes the counts; ceiling '' for none). Without a ceiling the field is still written where a ceiling
- * key exists, so the counts are whole once one is set. The fourth value returned tells of grants whose
- * answer was lost; the fifth, the calls whose place in `used` is in doubt ("The ceiling's arithmetic").
+ * key exists, so the counts are whole once one is set. The window's count follows what each instance
+ * says it holds, down too: units it leased and did not serve, or whose answer it lost, go back. The fourth
+ * value returned is the calls whose place in `used` is in doubt ("The ceiling's arithmetic").
  */
 const FOLD_AFTER_MS = 60_000;
 
@@ -14,7 +15,7 @@ const ADMIT = `
 local id = ARGV[1]
 local mine = tonumber(redis.call('HGET', KEYS[1], id) or '0')
 local known = tonumber(ARGV[2])
-if mine < known then
+if known >= 0 and mine ~= known then
   redis.call('HINCRBY', KEYS[1], 'n', known - mine)
   redis.call('HSET', KEYS[1], id, known)
 end
@@ -36,11 +37,15 @@ if hasCeiling or redis.call('EXISTS', KEYS[2]) == 1 then
       if tonumber(u) > now then
         inFlight = inFlight + tonumber(f)
       elseif fields[i] == 'gone' then
-        baseWaiting, baseAcknowledged = tonumber(w), tonumber(a)
+        baseWaiting, baseAcknowledged = baseWaiting + tonumber(w), baseAcknowledged + tonumber(a)
       elseif tonumber(u) + ${FOLD_AFTER_MS} < now then
         baseWaiting, baseAcknowledged, folded = baseWaiting + tonumber(w), baseAcknowledged + tonumber(a), true
         redis.call('HDEL', KEYS[2], fields[i])
       end
+    elseif w and tonumber(a) > tonumber(ARGV[10]) then
+      -- This instance forgot the organization (idle) and counts from zero again: what it wrote stays in the sums, in gone.
+      waiting, acknowledged = waiting + tonumber(w), acknowledged + tonumber(a)
+      baseWaiting, baseAcknowledged, folded = baseWaiting + tonumber(w), baseAcknowledged + tonumber(a), true
     end
   end
   if folded then redis.call('HSET', KEYS[2], 'gone', baseWaiting .. ' ' .. baseAcknowledged .. ' 0 0') end
@@ -69,7 +74,7 @@ if granted > 0 then
   redis.call('HINCRBY', KEYS[1], id, granted)
 end
 if redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
-return {granted, n, room, tonumber(redis.call('HGET', KEYS[1], id) or '0'), doubt}
+return {granted, n, room, doubt}
 `;
 
 /** KEYS[1]: the ceiling. Returns the calls acknowledged, summed over instances. */
@@ -90,7 +95,8 @@ declare module 'ioredis' {
       ceilingKey: string,
       sendingKey: string,
       instanceId: string,
-      admittedInWindow: number,
+      /** What this instance holds in the window (served or leased): Redis's count follows it, up or down; -1 leaves it. */
+      heldInWindow: number,
       allowance: number,
       windowLifetimeMs: number,
       want: number,
@@ -103,7 +109,7 @@ declare module 'ioredis' {
       fieldLifetimeMs: number,
       ceilingLifetimeMs: number,
       sending: number,
-    ): Result<[granted: number, count: number, room: number, admittedInWindow: number, doubt: number], Context>;
+    ): Result<[granted: number, count: number, room: number, doubt: number], Context>;
     acknowledgedCalls(ceilingKey: string): Result<number, Context>;
   }
 }

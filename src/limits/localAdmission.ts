@@ -6,16 +6,18 @@ import {
   granted,
   NEAR_CEILING_MARGIN,
   refused,
+  type TrackedState,
 } from './admission.js';
 import { fixedWindowAt } from './fixedWindow.js';
+import { createLastSeen } from './idleOrganizations.js';
 import { createWindowCounts } from './windowCounts.js';
 
 /**
  * Admission without Redis: each process counts its own windows and its calls under the
  * ceiling in memory, in one synchronous check (src/usage/README.md, "What state lives where").
  */
-export function createLocalAdmission(options: AdmissionOptions): Admission & { readonly ledger: UsageLedger } {
-  const { requests, windowSeconds } = options;
+export function createLocalAdmission(options: AdmissionOptions): Admission & TrackedState {
+  const { requests, windowSeconds, now = Date.now } = options;
   const windowMs = windowSeconds * 1000;
   const policy = { limit: requests, windowSeconds };
   const taken = createWindowCounts();
@@ -33,6 +35,14 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & { r
 
   /** Per organization with a ceiling, the verification its last request carried. */
   const lastUsage = new Map<string, CallerUsage>();
+  const lastSeen = createLastSeen(now);
+  const forget = (organizationId: string): boolean => {
+    lastUsage.delete(organizationId);
+    calls.forget(organizationId);
+    return true;
+  };
+  const sweep = setInterval(() => lastSeen.sweep(calls.all, forget), 1000);
+  sweep.unref();
 
   const ledger: UsageLedger = {
     ...calls.ledger,
@@ -56,6 +66,7 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & { r
     ledger,
     async take(organizationId, nowMs, usage) {
       const window = fixedWindowAt(nowMs, windowMs);
+      lastSeen.seen(organizationId, nowMs);
       const decision = { limit: requests, resetSeconds: window.resetSeconds, windowSeconds };
       // Counted with a ceiling or without: its calls count as soon as one is set.
       const counts = calls.countsOf(organizationId);
@@ -76,11 +87,13 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & { r
       return granted(policy, window.resetSeconds, requests - count, (kept, limitToo) => {
         counts.inFlight -= 1;
         if (kept) counts.waiting += 1;
-        else if (limitToo) taken.add(organizationId, window.index, -1);
+        else if (limitToo) taken.remove(organizationId, window.index);
       });
     },
     available: () => true,
+    trackedOrganizations: lastSeen.size,
     async close() {
+      clearInterval(sweep);
       taken.clear();
       ackedSince.clear();
     },

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { type RedisConnection, redisReady, withinCommandTimeout } from '../redis/connectRedis.js';
-import { createCallCounts, type UsageLedger } from '../usage/usageLedger.js';
+import { createCallCounts } from '../usage/usageLedger.js';
 import {
   type Admission,
   type AdmissionOptions,
@@ -11,9 +11,11 @@ import {
   LimiterUnavailable,
   NEAR_CEILING_MARGIN,
   refused,
+  type TrackedState,
 } from './admission.js';
 import { ceilingKey, defineAdmissionScripts, sendingKey, windowKey } from './admissionScript.js';
 import { type FixedWindow, fixedWindowAt } from './fixedWindow.js';
+import { createLastSeen } from './idleOrganizations.js';
 import { leaseSize, renewsAhead } from './leases.js';
 import { createWindowCounts } from './windowCounts.js';
 
@@ -23,7 +25,7 @@ export interface RedisAdmissionOptions extends AdmissionOptions {
   readonly logger: Logger;
 }
 
-/** Places leased here and unused for this long go back. */
+/** Units leased here and unused for this long go back, the limit's and the ceiling's. */
 const IDLE_MS = 1000;
 
 /** A window's key outlives its window by this much, so an instance whose clock runs a little behind still finds it. */
@@ -48,7 +50,7 @@ interface Queue {
   usage: CallerUsage | undefined;
   waiting: Waiter[];
   calling: boolean;
-  /** Units taken beyond the requests that asked (a limit unit and a ceiling place each), served here at once. */
+  /** Units taken beyond the requests that asked (a limit unit and a ceiling place each), served here at once; they go back unused. */
   leased: number;
   lastLease: number;
   /** What the last call said was left of the allowance and under the ceiling; null before the first. */
@@ -67,13 +69,15 @@ const sameVerification = (a: CallerUsage | undefined, b: CallerUsage | undefined
     a.periodEnd.getTime() === b.periodEnd.getTime());
 
 /** Admission shared by every instance on one Redis (src/usage/README.md): one script call per organization at a time. */
-export function createRedisAdmission(options: RedisAdmissionOptions): Admission & { readonly ledger: UsageLedger } {
-  const { requests, windowSeconds, redis, logger } = options;
+export function createRedisAdmission(options: RedisAdmissionOptions): Admission & TrackedState {
+  const { requests, windowSeconds, redis, logger, now = Date.now } = options;
   const windowMs = windowSeconds * 1000;
   const policy = { limit: requests, windowSeconds };
   const instanceId = randomUUID();
   defineAdmissionScripts(redis);
+  /** What this instance holds in the latest window, per organization: served, on their way, or leased unused. */
   const taken = createWindowCounts();
+  const lastSeen = createLastSeen(now);
   const calls = createCallCounts((organizationId) => writeSoon(organizationId));
   /** The latest verification per organization with a ceiling, for writes no request asks. */
   const ceilings = new Map<string, CallerUsage>();
@@ -100,7 +104,8 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
         ceilingKey(organizationId),
         sendingKey(organizationId),
         instanceId,
-        taken.get(organizationId, windowIndex),
+        // Of an earlier window this instance no longer knows what it holds: Redis keeps what it has.
+        windowIndex === taken.latest().windowIndex ? taken.get(organizationId, windowIndex) : -1,
         requests,
         windowMs + CLOCK_SKEW_MARGIN_MS,
         want,
@@ -151,10 +156,11 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     }
   };
 
-  /** The ceiling's share of the units leased here goes back; their limit units are spent. */
+  /** The units leased here and unused go back: their places under the ceiling and their units of the limit. */
   const dropLeased = (queue: Queue): void => {
     if (queue.leased === 0) return;
     calls.countsOf(queue.organizationId).inFlight -= queue.leased;
+    taken.remove(queue.organizationId, queue.windowIndex, queue.leased);
     writeSoon(queue.organizationId);
     queue.leased = 0;
     queue.lastLease = 0;
@@ -163,6 +169,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
   let queuesWindow = Number.NEGATIVE_INFINITY;
   const queueFor = (organizationId: string, windowIndex: number): Queue => {
     if (windowIndex > queuesWindow) {
+      // A queue whose call is out gives back what that call leases when its answer comes (`call`).
       for (const [other, queue] of queues) {
         if (queue.windowIndex >= windowIndex) continue;
         dropLeased(queue);
@@ -201,7 +208,10 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       const counts = calls.countsOf(organizationId);
       counts.inFlight -= 1;
       if (kept) counts.waiting += 1;
-      else writeSoon(organizationId);
+      else {
+        if (limitToo) taken.remove(organizationId, queue.windowIndex);
+        writeSoon(organizationId);
+      }
     });
   };
 
@@ -215,15 +225,16 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     queue.usage = usage;
     const hasCeiling = usage?.ceiling != null;
     const room = hasCeiling ? queue.room : null;
+    // A queue of a window already over (its requests waited for the call before) leases nothing.
     const lease =
-      queue.left === null || (room !== null && room <= NEAR_CEILING_MARGIN)
+      queue.left === null || (room !== null && room <= NEAR_CEILING_MARGIN) || queues.get(organizationId) !== queue
         ? 0
         : leaseSize(Math.min(queue.left, room ?? Number.POSITIVE_INFINITY));
     const out = callsOut.get(organizationId) ?? 0;
     // Another call out (the window before) has not counted its grant here yet: written again after both.
     if (out > 0) writeAfterCalls.add(organizationId);
     callsOut.set(organizationId, out + 1);
-    let answer: [granted: number, count: number, room: number, admittedInWindow: number, doubt: number];
+    let answer: [granted: number, count: number, room: number, doubt: number];
     try {
       answer = await script(organizationId, windowIndex, waiting.length + lease, usage);
     } catch (err: unknown) {
@@ -240,19 +251,11 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       for (const request of [...waiting, ...queue.waiting.splice(0)]) request.reject(refusal);
       return;
     }
-    const [granted, count, roomAfter, admittedInWindow, doubt] = answer;
+    const [granted, count, roomAfter, doubt] = answer;
     callDone(organizationId);
     // Requests whose window ended while they waited stay out of the next window's count.
-    const current = taken.latest().windowIndex <= windowIndex;
-    if (granted > 0 && current) taken.add(organizationId, windowIndex, granted);
+    if (granted > 0 && taken.latest().windowIndex <= windowIndex) taken.add(organizationId, windowIndex, granted);
     const counts = calls.countsOf(organizationId);
-    // Units granted to a call whose answer was lost are served here after all (not under a ceiling: this write dropped them).
-    const lost = admittedInWindow - taken.get(organizationId, windowIndex);
-    if (lost > 0 && current && !hasCeiling) {
-      taken.add(organizationId, windowIndex, lost);
-      queue.leased += lost;
-      counts.inFlight += lost;
-    }
     // Counted with a ceiling or without: its calls count as soon as one is set.
     counts.inFlight += granted;
     counts.nearCeiling = hasCeiling && roomAfter <= NEAR_CEILING_MARGIN;
@@ -270,6 +273,8 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     queue.left = requests - count;
     queue.room = hasCeiling ? roomAfter : null;
     queue.calling = false;
+    // The window turned while the call was out: nothing serves this queue's lease any more.
+    if (queues.get(organizationId) !== queue) dropLeased(queue);
     if (queue.waiting.length > 0) void call(queue);
   };
 
@@ -279,7 +284,8 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     toSend.clear();
   };
 
-  // Every organization's counts written again after a reconnect (Redis may have restarted empty).
+  // Every organization's counts written again after a reconnect (Redis may have restarted empty): those seen
+  // within FORGET_AFTER_MS, or with calls on their way.
   const writeAll = (): void => {
     for (const organizationId of new Set([...calls.all.keys(), ...taken.latest().counts.keys()])) {
       writeSoon(organizationId);
@@ -287,11 +293,22 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
   };
   redis.on('ready', writeAll);
 
+  /** Forgets an idle organization, unless a call of it is out. */
+  const forget = (organizationId: string): boolean => {
+    const queue = queues.get(organizationId);
+    if (callsOut.has(organizationId) || queue?.calling || (queue?.leased ?? 0) > 0) return false;
+    queues.delete(organizationId);
+    ceilings.delete(organizationId);
+    calls.forget(organizationId);
+    return true;
+  };
+
   // Units that idle go back; every counted organization's field is renewed well within its lifetime.
   let lastRenewMs = Date.now();
   const tick = setInterval(() => {
     const nowMs = Date.now();
     for (const queue of queues.values()) if (!queue.calling && nowMs - queue.lastTakeMs >= IDLE_MS) dropLeased(queue);
+    lastSeen.sweep(calls.all, forget);
     if (nowMs - lastRenewMs < FIELD_LIFETIME_MS / 3) return;
     lastRenewMs = nowMs;
     for (const [organizationId, counts] of calls.all) {
@@ -320,6 +337,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       if (closed || !redisReady(redis)) return Promise.reject(unavailable(new Error('redis not ready')));
       if (usage?.ceiling === null) ceilings.delete(organizationId);
       else if (usage) ceilings.set(organizationId, usage);
+      lastSeen.seen(organizationId, nowMs);
       const window = fixedWindowAt(nowMs, windowMs);
       const queue = queueFor(organizationId, window.index);
       queue.lastTakeMs = Date.now();
@@ -340,6 +358,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       return new Promise<Grant>((resolve, reject) => waiting.push({ window, usage, resolve, reject }));
     },
     available: () => !closed && redisReady(redis),
+    trackedOrganizations: lastSeen.size,
     async close() {
       clearInterval(tick);
       redis.off('ready', writeAll);

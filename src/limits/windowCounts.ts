@@ -14,6 +14,13 @@ export function createWindowCounts() {
       counts.set(organizationId, count);
       return count;
     },
+    /** Gives `by` back to window `index` only: a unit of a window already over is not given to the next. */
+    remove(organizationId: string, index: number, by = 1): void {
+      const count = index === windowIndex ? counts.get(organizationId) : undefined;
+      if (count === undefined) return;
+      if (count > by) counts.set(organizationId, count - by);
+      else counts.delete(organizationId);
+    },
     /** The organization's count in window `index` (0 for a window already dropped). */
     get: (organizationId: string, index: number): number =>
       index === windowIndex ? (counts.get(organizationId) ?? 0) : 0,

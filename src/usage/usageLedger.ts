@@ -32,11 +32,17 @@ export interface CallCounts {
   nearCeiling: boolean;
 }
 
+/** Nothing of the organization is admitted, recorded or on its way here; a negative `waiting` (calls of another instance acknowledged here) is a settled offset. */
+export const settled = (counts: CallCounts): boolean =>
+  counts.inFlight === 0 && counts.sending === 0 && counts.waiting <= 0;
+
 /** One instance's counts by organization, and the delivery seam over them; `changed` hears of each send, acknowledgement or drop. */
 export function createCallCounts(changed: (organizationId: string, acknowledged: number) => void): {
   readonly ledger: Omit<UsageLedger, 'beforeVerify'>;
   countsOf(organizationId: string): CallCounts;
   readonly all: ReadonlyMap<string, CallCounts>;
+  /** Drops an organization none of whose calls is on its way here (`settled`): it counts from zero again. */
+  forget(organizationId: string): void;
 } {
   const all = new Map<string, CallCounts>();
   const countsOf = (organizationId: string): CallCounts => {
@@ -58,6 +64,7 @@ export function createCallCounts(changed: (organizationId: string, acknowledged:
   return {
     all,
     countsOf,
+    forget: (organizationId) => all.delete(organizationId),
     ledger: {
       adopted(organizationId, calls) {
         countsOf(organizationId).waiting += calls;

@@ -61,18 +61,26 @@ describe('admission script (Redis)', () => {
 
   it('grants the limit whole or not, and no more than the allowance over instances', async () => {
     const none = { ceiling: '' } as const;
-    assert.deepEqual(await admit('a', 6, {}, none, 10), [6, 6, 0, 6, 0]);
-    assert.deepEqual(await admit('b', 6, {}, none, 10), [4, 10, 0, 4, 0]);
-    assert.deepEqual(await admit('a', 1, { taken: 6 }, none, 10), [0, 10, 0, 6, 0]);
+    assert.deepEqual(await admit('a', 6, {}, none, 10), [6, 6, 0, 0]);
+    assert.deepEqual(await admit('b', 6, {}, none, 10), [4, 10, 0, 0]);
+    assert.deepEqual(await admit('a', 1, { taken: 6 }, none, 10), [0, 10, 0, 0]);
+  });
+
+  it('takes back what an instance says it no longer holds (units leased and unused), and leaves the count alone at -1', async () => {
+    await admit('a', 8);
+    await admit('b', 2);
+    assert.deepEqual(await admit('a', 0, { taken: 3 }), [0, 5, 0, 0]);
+    assert.deepEqual(await admit('b', 0, { taken: -1 }), [0, 5, 0, 0]);
+    assert.equal(await connection.hget(windowKey(ORG, WINDOW), 'a'), '3');
   });
 
   it('adds back what an instance took when Redis forgot it, and a repeated write changes nothing', async () => {
     await admit('a', 3);
     await admit('b', 2);
     await connection.flushall();
-    assert.deepEqual(await admit('a', 0, { taken: 3 }), [0, 3, 0, 3, 0]);
-    assert.deepEqual(await admit('a', 0, { taken: 3 }), [0, 3, 0, 3, 0]);
-    assert.deepEqual(await admit('b', 0, { taken: 2 }), [0, 5, 0, 2, 0]);
+    assert.deepEqual(await admit('a', 0, { taken: 3 }), [0, 3, 0, 0]);
+    assert.deepEqual(await admit('a', 0, { taken: 3 }), [0, 3, 0, 0]);
+    assert.deepEqual(await admit('b', 0, { taken: 2 }), [0, 5, 0, 0]);
   });
 
   it('admits while used + waiting + in flight + acknowledgements since the verify stay under the ceiling', async () => {
@@ -92,18 +100,18 @@ describe('admission script (Redis)', () => {
     // Ceiling 100, used 90: b has 6 waiting, 4 of them on their way; 3 acknowledged since the verify.
     await admit('b', 0, { waiting: 6, acknowledged: 13, sending: 4 }, { ceiling: 100, used: 90 });
     const usage = { ceiling: 100, used: 90, acknowledgedBefore: 10 };
-    const [granted, , room, , doubt] = await admit('a', 5, { sending: 2 }, usage);
+    const [granted, , room, doubt] = await admit('a', 5, { sending: 2 }, usage);
     assert.equal(granted, 1, '90 + 6 waiting + 3 since the verify leave one place');
     assert.equal(room, 0);
     assert.equal(doubt, 4 + 2 + 3, "b's and a's calls on their way, and the acknowledgements since the verify");
     // Acknowledged: b writes nothing on its way; a's own count follows its writes.
     await admit('b', 0, { waiting: 2, acknowledged: 17 }, { ceiling: 100, used: 90 });
-    assert.equal((await admit('a', 0, { inFlight: 1 }, usage))[4], 7, 'only the acknowledgements since the verify');
+    assert.equal((await admit('a', 0, { inFlight: 1 }, usage))[3], 7, 'only the acknowledgements since the verify');
   });
 
   it("forgets a silent instance's calls on their way once its field's time has passed", async () => {
     await connection.hset(sendingKey(ORG), 'gone-instance', '9 1000');
-    const [, , , , doubt] = await admit('a', 1, {}, { ceiling: 100, used: 0 });
+    const [, , , doubt] = await admit('a', 1, {}, { ceiling: 100, used: 0 });
     assert.equal(doubt, 0);
     assert.equal(await connection.hget(sendingKey(ORG), 'gone-instance'), null);
   });
@@ -116,6 +124,22 @@ describe('admission script (Redis)', () => {
     assert.equal(await field('gone-instance'), null, 'folded');
     assert.equal(await field('gone'), '3 5 0 0');
     assert.equal(await connection.acknowledgedCalls(ceilingKey(ORG)), 5);
+  });
+
+  it('adds a silent instance folded after `gone` was written to what `gone` holds', async () => {
+    await connection.hset(ceilingKey(ORG), 'gone-instance', '2 3 0 1000');
+    await connection.hset(ceilingKey(ORG), 'gone', '1 1 0 0');
+    await admit('a', 1, {}, { ceiling: 100, used: 0, acknowledgedBefore: 4 });
+    assert.equal(await field('gone'), '3 4 0 0');
+    assert.equal(await connection.acknowledgedCalls(ceilingKey(ORG)), 4);
+  });
+
+  it('keeps in the sums what an instance wrote before it forgot the organization, once it counts from zero again', async () => {
+    await admit('a', 0, { waiting: -2, acknowledged: 9 }, { ceiling: 100, used: 50 });
+    const [granted] = await admit('a', 100, {}, { ceiling: 100, used: 50, acknowledgedBefore: 9 });
+    assert.equal(granted, 100 - 50 + 2, 'its -2 waiting still counted');
+    assert.equal(await field('gone'), '-2 9 0 0');
+    assert.equal(await connection.acknowledgedCalls(ceilingKey(ORG)), 9);
   });
 
   it('writes no ceiling key for an organization that never had one', async () => {
