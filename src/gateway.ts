@@ -94,6 +94,7 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   // What an earlier instance could not deliver goes out with this one's first batch.
   usage.deliverSpooled().catch((err: unknown) => logger.error({ err }, 'usage spool could not be read'));
   metrics.observeLimiterAvailability(() => admission.available());
+  metrics.observeOrganizationsTracked(admission.trackedOrganizations);
   const readiness = createReadiness(
     {
       platform: platformProbe(platform),

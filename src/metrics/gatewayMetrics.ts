@@ -100,6 +100,11 @@ export function createGatewayMetrics(options: { readonly processMetrics?: boolea
     'Usage events accepted by this instance and not yet acknowledged by the key service.',
     0,
   );
+  const observeOrganizationsTracked = readGauge(
+    'organizations_tracked',
+    'Organizations this instance keeps admission state for (admitted in the last 5 minutes, or with usage undelivered).',
+    0,
+  );
   const usageFlushed = counter('usage_events_flushed_total', 'Usage events acknowledged by the key service.');
   const usageFlushFailed = counter(
     'usage_events_flush_failed_total',
@@ -122,6 +127,7 @@ export function createGatewayMetrics(options: { readonly processMetrics?: boolea
       readDependencies = read;
     },
     observeUsagePending,
+    observeOrganizationsTracked,
     usageFlushed: (events: number) => usageFlushed.inc(events),
     usageFlushFailed: (events: number) => usageFlushFailed.inc(events),
     async exposition(): Promise<{ contentType: string; text: string }> {

@@ -164,6 +164,24 @@ describe('request limit on Redis (many instances)', () => {
     assert.ok(admitted >= 100 - Math.floor(100 / 32), `${admitted} admitted`);
   });
 
+  it('at the default limit, keeps at most 1.5 leases unused per instance from another, for about a second: the window admits exactly 600', async () => {
+    const [holder, other] = [newLimiter(600), newLimiter(600)];
+    await Promise.all([connected(holder), connected(other)]);
+    // The holder's second call leases 1/32 of what is left; its traffic then stops.
+    for (let i = 0; i < 3; i++) assert.equal((await take(holder, 'org_leases')).allowed, true);
+    let admitted = 3;
+    while ((await take(other, 'org_leases')).allowed) admitted += 1;
+    const held = 600 - admitted;
+    assert.ok(held >= 1 && held <= 27, `${held} units held unused by the other instance`);
+    // Unused a second, they go back: the rest of the window is served elsewhere.
+    for (const until = Date.now() + 5000; admitted < 600 && Date.now() < until; ) {
+      if ((await take(other, 'org_leases')).allowed) admitted += 1;
+      else await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(admitted, 600);
+    assert.equal((await take(other, 'org_leases')).allowed, false);
+  });
+
   it('starts a new shared allowance when the window turns', async () => {
     const first = newLimiter(2);
     const second = newLimiter(2);

@@ -14,9 +14,10 @@ export interface GatewayProcess {
   readonly adminPort: number;
 }
 
-/** `src/main.ts` as `npm start` runs it, in its own process group, with the test environment plus `env`. */
-export function spawnGateway(env: Record<string, string>): ProcessGroup {
-  return startProcessGroup(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+/** `src/main.ts` as `npm start` runs it, in its own process group, with the test environment plus `env` (and `preloads`, imported first). */
+export function spawnGateway(env: Record<string, string>, preloads: readonly string[] = []): ProcessGroup {
+  const imports = preloads.flatMap((preload) => ['--import', preload]);
+  return startProcessGroup(process.execPath, ['--import', 'tsx', ...imports, 'src/main.ts'], {
     cwd: REPO_ROOT,
     env: childEnvironment(env),
   });
@@ -37,8 +38,11 @@ export function upstreamEnv(platformUrl: string, keyService: { url: string; toke
  * listeners on ports the system picks (no race with other processes for a port chosen
  * beforehand), both read from its banner.
  */
-export async function startGatewayProcess(env: Record<string, string>): Promise<GatewayProcess> {
-  const group = spawnGateway({ HOST: '127.0.0.1', PORT: '0', ADMIN_PORT: '0', ...env });
+export async function startGatewayProcess(
+  env: Record<string, string>,
+  preloads: readonly string[] = [],
+): Promise<GatewayProcess> {
+  const group = spawnGateway({ HOST: '127.0.0.1', PORT: '0', ADMIN_PORT: '0', ...env }, preloads);
   let banner: RegExpExecArray;
   try {
     banner = await group.waitForOutput(
