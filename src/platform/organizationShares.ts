@@ -64,6 +64,7 @@ export function createOrganizationShares() {
       // Its deadline passed while its timer was still to run: not sent.
       if (performance.now() >= waiter.deadline) {
         waiter.refuse(late());
+        forgetIfIdle(organization);
         continue;
       }
       // Served: to the back of the line, if it still waits.
@@ -96,6 +97,8 @@ export function createOrganizationShares() {
     });
 
   return {
+    /** Organizations with a call running or waiting: the only ones kept. */
+    tracked: (): number => organizations.size,
     /** Runs `call` once a place is free, waiting up to `deadline` (a performance.now() time), or refuses 429. */
     async run<T>(organizationId: string, call: () => Promise<T>, deadline: number): Promise<T> {
       const organization = organizations.get(organizationId) ?? { id: organizationId, running: 0, waiting: [] };
@@ -114,6 +117,7 @@ export function createOrganizationShares() {
           if (newest !== undefined) {
             leave(newest);
             newest.refuse(refusal());
+            forgetIfIdle(biggest);
           }
         }
         await wait(organization, deadline);

@@ -4,6 +4,7 @@ import { toApiError } from '../../src/errors.js';
 import { AiVisibilityDocument, ReadinessProbeDocument } from '../../src/generated/graphql.js';
 import { createOrganizationShares, PLATFORM_SHARES } from '../../src/platform/organizationShares.js';
 import { createPlatformClient } from '../../src/platform/platformClient.js';
+import { DeadlineError } from '../../src/upstream/deadline.js';
 import { percentile } from '../bench/stats.js';
 import { eventually } from '../support/eventually.js';
 import { listen } from '../support/http.js';
@@ -217,5 +218,25 @@ describe("platform places on a virtual clock: the figures of contention, free of
     assert.ok(
       (answered.A.length + answered.B.length) / seconds >= (0.95 * (PLATFORM_SHARES.inFlight * 1000)) / PLATFORM_MS,
     );
+  });
+});
+
+describe('platform places: what is kept per organization', () => {
+  it('keeps nothing of an organization whose waiter expired while a place was being handed on', async () => {
+    const shares = createOrganizationShares();
+    const release: Array<() => void> = [];
+    const held = () => new Promise<void>((resolve) => release.push(resolve));
+    const running = Array.from({ length: PLATFORM_SHARES.inFlight }, () =>
+      shares.run('org_busy', held, performance.now() + 60_000),
+    );
+    const late = shares.run('org_late', async () => {}, performance.now() + 5).catch((err: unknown) => err);
+    // Its deadline passes before its timer runs: a place freed now finds it expired.
+    const spinUntil = performance.now() + 20;
+    while (performance.now() < spinUntil);
+    release.shift()?.();
+    assert.ok((await late) instanceof DeadlineError, 'refused as late');
+    for (const answer of release.splice(0)) answer();
+    await Promise.all(running);
+    assert.equal(shares.tracked(), 0);
   });
 });
