@@ -25,6 +25,7 @@ module.exports = {
     'test/limits/redisLimiter.test.ts',
     'test/limits/refunds.test.ts',
     'test/limits/windowTurn.test.ts',
+    'test/limits/idleOrganizations.test.ts',
     'test/redis/redisAccess.test.ts',
     'test/redis/silentRedis.test.ts',
     'test/usage/ceilingChange.test.ts',

@@ -32,6 +32,11 @@ const IDLE_MS = 1000;
 const CLOCK_SKEW_MARGIN_MS = 10_000;
 /** How long an instance's ceiling field counts without being written again: a killed instance's places free after this. */
 const FIELD_LIFETIME_MS = 15_000;
+/**
+ * A field with nothing in flight or on its way is written again this long after its last write: well before others
+ * fold it (its `until` plus a minute), and spread over time as the writes were, not all of an instance's at once.
+ */
+const SETTLED_RENEW_MS = 30_000;
 /** A ceiling key outlives the period by this much: late acknowledgements still find it. */
 const PERIOD_END_MARGIN_MS = 10 * 60_000;
 
@@ -93,8 +98,11 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
 
   const unavailable = (cause: unknown) => new LimiterUnavailable(policy, { cause });
 
+  /** When each organization's counts were last sent to Redis (this machine's clock, as `until` is Redis's). */
+  const writtenAt = new Map<string, number>();
   const script = (organizationId: string, windowIndex: number, want: number, usage: CallerUsage | undefined) => {
     const { waiting, acknowledged, inFlight, sending } = calls.countsOf(organizationId);
+    writtenAt.set(organizationId, Date.now());
     const lifetimeMs = usage
       ? Math.max(FIELD_LIFETIME_MS, usage.periodEnd.getTime() + PERIOD_END_MARGIN_MS - Date.now())
       : 0;
@@ -299,20 +307,22 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     if (callsOut.has(organizationId) || queue?.calling || (queue?.leased ?? 0) > 0) return false;
     queues.delete(organizationId);
     ceilings.delete(organizationId);
+    writtenAt.delete(organizationId);
     calls.forget(organizationId);
     return true;
   };
 
-  // Units that idle go back; every counted organization's field is renewed well within its lifetime.
-  let lastRenewMs = Date.now();
+  // Units that idle go back; every counted organization's field is renewed well within its lifetime, and a
+  // settled one well before it is folded.
   const tick = setInterval(() => {
     const nowMs = Date.now();
     for (const queue of queues.values()) if (!queue.calling && nowMs - queue.lastTakeMs >= IDLE_MS) dropLeased(queue);
     lastSeen.sweep(calls.all, forget);
-    if (nowMs - lastRenewMs < FIELD_LIFETIME_MS / 3) return;
-    lastRenewMs = nowMs;
     for (const [organizationId, counts] of calls.all) {
-      if (counts.inFlight !== 0 || ceilings.has(organizationId)) writeSoon(organizationId);
+      const moving = counts.inFlight !== 0 || counts.sending !== 0;
+      if (!moving && !ceilings.has(organizationId)) continue;
+      const renewAfterMs = moving ? FIELD_LIFETIME_MS / 3 : SETTLED_RENEW_MS;
+      if (nowMs - (writtenAt.get(organizationId) ?? 0) >= renewAfterMs) writeSoon(organizationId);
     }
   }, IDLE_MS);
   tick.unref();
