@@ -7,6 +7,7 @@ module.exports = {
     'test/deploy/productionRun.test.ts',
     'test/e2e/**/*.test.ts',
     'test/http/keysNeverLogged.test.ts',
+    'test/http/silentConnections.test.ts',
     'test/lifecycle/shutdownProcess.test.ts',
     'test/lifecycle/startupFailures.test.ts',
     'test/local/keysCli.test.ts',

@@ -9,6 +9,7 @@ module.exports = {
     'test/http/pipelinedFlood.test.ts',
     'test/http/keysNeverLogged.test.ts',
     'test/http/silentSockets.test.ts',
+    'test/http/silentConnections.test.ts',
     'test/deploy/productionRun.test.ts',
     'test/docs/**',
     'test/generated/**',

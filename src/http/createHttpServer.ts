@@ -79,8 +79,14 @@ const REQUESTS_IN_PROGRESS_PER_CONNECTION = 4;
 /** Requests read but not begun (Node parses a whole network read before a pause holds): more closes it. */
 const REQUESTS_WAITING_PER_CONNECTION = 64;
 
-/** Share of maxConnections past which a new connection has idle keep-alive ones closed, before anyone is turned away. */
+/**
+ * Share of maxConnections past which a new connection has idle keep-alive ones closed, and the
+ * oldest that never sent a byte, before anyone is turned away.
+ */
 const NEAR_FULL_SHARE = 0.9;
+
+/** A request sent with the handshake may still be unread when its connection is taken: only later is silence silence. */
+const SILENCE_GRACE_MS = 100;
 
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -169,12 +175,25 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
   const { maxConnections } = options;
   if (maxConnections !== undefined) server.maxConnections = maxConnections;
   let open = 0;
+  /**
+   * Connections in the order they came that may not have sent a byte yet: Node counts them neither
+   * idle nor timed out before its header deadline, so silent ones could hold every slot till then.
+   */
+  const unheard = new Set<Socket>();
+  /** Closes the oldest connection that never sent a byte; any that did leaves the list. */
+  const shedSilent = (): void => {
+    for (const candidate of unheard) {
+      unheard.delete(candidate);
+      if (candidate.bytesRead === 0) return void candidate.destroy();
+    }
+  };
   server.on('connection', (socket: Socket) => {
     const connection: Connection = { client: undefined, inProgress: new Set(), waiting: [] };
     connections.set(socket, connection);
     open += 1;
     socket.once('close', () => {
       open -= 1;
+      unheard.delete(socket);
       release(connection);
       // Node closes only the answer on the socket; those queued behind it end with the connection too.
       for (const res of [...connection.inProgress, ...connection.waiting.map(([, queued]) => queued)]) {
@@ -187,7 +206,13 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
     socket.on('resume', () => {
       if (busy(connection)) socket.pause();
     });
-    if (maxConnections !== undefined && open >= maxConnections * NEAR_FULL_SHARE) server.closeIdleConnections();
+    if (maxConnections === undefined) return;
+    // One in, one silent out: the count stays below the cap while any connection is silent.
+    if (open >= maxConnections * NEAR_FULL_SHARE) {
+      server.closeIdleConnections();
+      setTimeout(shedSilent, SILENCE_GRACE_MS).unref();
+    }
+    unheard.add(socket);
   });
 
   server.on('clientError', (err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex) => {
