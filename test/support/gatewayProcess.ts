@@ -23,6 +23,14 @@ export function spawnGateway(env: Record<string, string>, preloads: readonly str
   });
 }
 
+/** dist/main.js as `npm start` runs it (dist/ built first): the shipped code, for its figures of memory. */
+export function spawnCompiledGateway(env: Record<string, string>): ProcessGroup {
+  return startProcessGroup(process.execPath, ['--enable-source-maps', '--heap-growing-percent=50', 'dist/main.js'], {
+    cwd: REPO_ROOT,
+    env: childEnvironment(env),
+  });
+}
+
 /** The variables that point a gateway at a platform double (`platformUrl`, its origin) and a key-service double. */
 export function upstreamEnv(platformUrl: string, keyService: { url: string; token: string }): Record<string, string> {
   return {
@@ -41,8 +49,9 @@ export function upstreamEnv(platformUrl: string, keyService: { url: string; toke
 export async function startGatewayProcess(
   env: Record<string, string>,
   preloads: readonly string[] = [],
+  spawn: (env: Record<string, string>) => ProcessGroup = (all) => spawnGateway(all, preloads),
 ): Promise<GatewayProcess> {
-  const group = spawnGateway({ HOST: '127.0.0.1', PORT: '0', ADMIN_PORT: '0', ...env }, preloads);
+  const group = spawn({ HOST: '127.0.0.1', PORT: '0', ADMIN_PORT: '0', ...env });
   let banner: RegExpExecArray;
   try {
     banner = await group.waitForOutput(

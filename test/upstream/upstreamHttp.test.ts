@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { Dispatcher, getGlobalDispatcher, setGlobalDispatcher } from 'undici';
 import { DeadlineError } from '../../src/upstream/deadline.js';
 import { AnswerTooLargeError, createUpstreamHttp } from '../../src/upstream/upstreamHttp.js';
+import { countingServer, trickle } from '../support/countingServer.js';
 import { listen } from '../support/http.js';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
@@ -232,61 +233,9 @@ describe('upstream HTTP (undici)', () => {
   });
 });
 
-/**
- * A server that counts, on its side, the connections and requests open at once, the requests it received and
- * the connections still open that carried one (an aborted call's connection is closed; undici may open an
- * idle one in its place, nodejs/undici#5845, which carries nothing and is reused by the next call).
- */
-async function countingServer(answer: (req: IncomingMessage, res: ServerResponse) => void) {
-  const counts = { connections: 0, maxConnections: 0, requests: 0, maxRequests: 0, received: 0, used: 0 };
-  const used = new WeakSet<Socket>();
-  const server = createServer((req, res) => {
-    counts.received += 1;
-    if (!used.has(req.socket)) {
-      used.add(req.socket);
-      counts.used += 1;
-      req.socket.once('close', () => {
-        counts.used -= 1;
-      });
-    }
-    counts.requests += 1;
-    counts.maxRequests = Math.max(counts.maxRequests, counts.requests);
-    res.once('close', () => {
-      counts.requests -= 1;
-    });
-    answer(req, res);
-  });
-  server.on('connection', (socket: Socket) => {
-    counts.connections += 1;
-    counts.maxConnections = Math.max(counts.maxConnections, counts.connections);
-    socket.once('close', () => {
-      counts.connections -= 1;
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/graphql`,
-    counts,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** Headers and the start of a body at once, then one byte every 200 ms for as long as the client reads. */
-function trickle(_req: IncomingMessage, res: ServerResponse): void {
-  res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100000' });
-  res.write('{"data":');
-  const timer = setInterval(() => res.write(' '), 200);
-  res.once('close', () => clearInterval(timer));
-}
-
 describe('upstream HTTP: calls end at their deadline, within their connections', () => {
   it('abandons 30 trickling answers at their deadline: no connection is open 1 s after their timeouts', async () => {
-    const upstream = await countingServer(trickle);
+    const upstream = await countingServer((_req, res) => trickle(res));
     try {
       const http = createUpstreamHttp(limits(500));
       const outcomes = await Promise.all(
