@@ -220,8 +220,8 @@ describe('a platform slower than the deadline, trickling, or answering too much 
     await Promise.all(Array.from({ length: 200 }, client));
     for (const { answer, ms } of outcomes) {
       assertFailure(answer, 504, 'UPSTREAM_TIMEOUT', 'platform_timeout', 'a slow platform');
-      // The deadline, or soon after: a generous margin for a loaded machine.
-      assert.ok(ms < 2 * TIMEOUT_MS, `answered after ${Math.round(ms)} ms`);
+      // The deadline, or soon after (a generous margin for a loaded machine): never the platform's 7 s.
+      assert.ok(ms < 3 * TIMEOUT_MS, `answered after ${Math.round(ms)} ms`);
     }
     // Places were freed and taken again several times while the platform still held the first calls.
     assert.ok(platform.counts.received >= 2 * PLATFORM_SHARES.inFlight, `${platform.counts.received} received`);
