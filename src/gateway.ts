@@ -76,7 +76,8 @@ export async function startGateway(config: Config, logger: Logger): Promise<Runn
   metrics.observeUsagePending(() => usage.pendingTotal());
   // With Redis, a key any instance saw succeed is known to all: a new instance serves its tenants in the top lane.
   const knownKeys = redis ? (await import('./auth/knownKeys.js')).redisKnownKeys(redis, logger) : undefined;
-  const verifications = createVerificationGate(keyService.verify, { knownKeys });
+  // A waiter is let in while the line ahead clears within an upstream call's own deadline.
+  const verifications = createVerificationGate(keyService.verify, { knownKeys, maxWaitMs: timeoutMs });
   const keyAuthenticator = createKeyAuthenticator({
     keyService: { verify: verifications.verify, followEvents: keyService.followEvents },
     // Read before each verify: which of the gateway's calls its `used` surely includes.

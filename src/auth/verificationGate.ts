@@ -14,9 +14,9 @@ export const GATE = {
   /** Verifications open at once at the start, and never fewer. */
   initialOpen: 32,
   minOpen: 8,
-  maxOpen: 256,
-  /** A waiter is admitted while the line ahead of it is expected to clear within this time. */
-  maxWaitMs: 1000,
+  maxOpen: 64,
+  /** A waiter is admitted while the line ahead of it is expected to clear within this time (the gateway: UPSTREAM_TIMEOUT_MS). */
+  maxWaitMs: 5000,
   /** Waiters at most, whatever the key service's speed. */
   maxWaiting: 4096,
   /** The share of open verifications kept free of unseen keys, for keys known to the fleet. */

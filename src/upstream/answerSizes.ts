@@ -1,3 +1,5 @@
+import { GATE } from '../auth/verificationGate.js';
+
 /**
  * The largest answer each upstream may send the gateway, from the contracts: an answer past it is refused
  * unread (502), so what the platform's places hold at once is bounded by places × PLATFORM_ANSWER_MAX_BYTES.
@@ -50,7 +52,7 @@ export const PLATFORM_ANSWER_MAX_BYTES = platformAnswerMaxBytes();
 export const KEY_SERVICE_ANSWER_MAX_BYTES = 64 * 1024;
 
 /**
- * Connections to the key service: the verification gate's open calls, a usage delivery, the event stream
- * and a readiness probe, with room to spare.
+ * Connections to the key service: the verification gate's open calls at most, a usage delivery, the event stream
+ * and a readiness probe, with room to spare: a verify never waits for a connection the gate thinks it has.
  */
-export const KEY_SERVICE_CONNECTIONS = 16;
+export const KEY_SERVICE_CONNECTIONS = GATE.maxOpen + 4;
