@@ -4,12 +4,23 @@ import { eventually } from '../support/eventually.js';
 import { type GatewayProcess, startGatewayProcess } from '../support/gatewayProcess.js';
 import { type BalancedServer, type Balancer, skipWithoutHaproxy, startBalancer } from '../support/haproxy.js';
 import { type RedisServer, skipWithoutRedis, startRedisServer } from '../support/redisServer.js';
-import { type SharedUpstreams, startSharedUpstreams } from '../support/sharedUpstreams.js';
 import { tempDir } from '../support/tempDir.js';
+import {
+  startTenantUpstreams,
+  type Tenant,
+  type TenantGroup,
+  type TenantUpstreams,
+  tenantGet,
+  tenantsOf,
+} from '../support/tenants.js';
 
 /** Above what the balancer needs to mark an instance down (2 checks 1 s apart), with room for a busy machine. */
 const SHUTDOWN_DELAY_SECONDS = 3;
-const CLIENTS = 4;
+const CLIENTS = 8;
+/** Organizations, each with its own key, calling from its own address: new to every instance that starts. */
+const TENANTS: TenantGroup = { name: 'fleet', count: 2000 };
+/** As a key service across a network answers. */
+const VERIFY_DELAY_MS = 30;
 
 interface Tally {
   readonly statuses: Map<number, number>;
@@ -24,13 +35,16 @@ interface Tally {
 /**
  * Three gateway instances on one Redis behind a real haproxy that checks each admin
  * port's /readyz every second (out after 2 failures, no retries, no redispatch), with
- * one platform and one key service shared by all: a rolling restart under steady load,
- * and a stall of both upstreams, as operators see them.
+ * one platform and one key service shared by all (in a process of their own, verify taking
+ * 30 ms): a rolling restart under steady load from 2,000 organizations, and a stall of both
+ * upstreams, as operators see them.
  */
 describe('a fleet of three instances behind haproxy (real processes)', function () {
   this.timeout(180_000);
   let redis: RedisServer;
-  let upstreams: SharedUpstreams;
+  let upstreams: TenantUpstreams;
+  /** The reader of org_demo, from loopback. */
+  let reader: Tenant;
   let dir: Awaited<ReturnType<typeof tempDir>>;
   let balancer: Balancer | undefined;
   /** Six slots: the three first instances, and the three that replace them. */
@@ -42,7 +56,8 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
     skipWithoutHaproxy(this);
     dir = await tempDir('fleet-');
     redis = await startRedisServer();
-    upstreams = await startSharedUpstreams('fleet reader');
+    upstreams = await startTenantUpstreams([TENANTS], VERIFY_DELAY_MS);
+    reader = { organizationId: 'org_demo', key: upstreams.key, address: '127.0.0.1' };
     const first = await Promise.all(['a1', 'a2', 'a3'].map((name) => start(name)));
     slots = [...first, { name: 'b1' }, { name: 'b2' }, { name: 'b3' }];
     balancer = await startBalancer(dir.path, slots);
@@ -84,8 +99,12 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
   };
   const stateOf = async (name: string) => (await balancer?.states())?.[name];
 
-  /** Client loops through the balancer until `stop()`, each request after the last one's answer. */
-  const load = (paths: (client: number, i: number) => string, clients = CLIENTS) => {
+  /** Client loops through the balancer until `stop()`, each request after the last one's answer, each `caller`'s. */
+  const load = (
+    paths: (client: number, i: number) => string,
+    clients = CLIENTS,
+    caller: (client: number, i: number) => Tenant = () => reader,
+  ) => {
     const tally: Tally & { withoutRetryAfter: number } = {
       statuses: new Map(),
       notGateway: [],
@@ -95,19 +114,13 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
     let stopped = false;
     const loop = async (client: number) => {
       for (let i = 0; !stopped; i++) {
-        try {
-          const res = await fetch(`${balancer?.url}${paths(client, i)}`, {
-            headers: { authorization: `Bearer ${upstreams.key}` },
-          });
-          const body = await res.text();
-          tally.statuses.set(res.status, (tally.statuses.get(res.status) ?? 0) + 1);
-          if (!(res.headers.get('content-type') ?? '').startsWith('application/json')) {
-            tally.notGateway.push(`${res.status} ${body.slice(0, 80)}`);
-          }
-          if (res.status === 503 && res.headers.get('retry-after') === null) tally.withoutRetryAfter += 1;
-          if (res.status !== 200) tally.reasons.add(`${res.status} ${/"reason":"(\w+)"/.exec(body)?.[1]}`);
-        } catch (err: unknown) {
-          tally.notGateway.push(`connection: ${String(err)}`);
+        const answer = await tenantGet(balancer?.url ?? '', paths(client, i), caller(client, i));
+        if (answer.status === 0) tally.notGateway.push(`connection: ${answer.reason}`);
+        else {
+          tally.statuses.set(answer.status, (tally.statuses.get(answer.status) ?? 0) + 1);
+          if (!answer.fromGateway) tally.notGateway.push(`${answer.status} from the balancer`);
+          if (answer.status === 503 && answer.retryAfter === undefined) tally.withoutRetryAfter += 1;
+          if (answer.status !== 200) tally.reasons.add(`${answer.status} ${answer.reason}`);
         }
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
@@ -122,9 +135,15 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
     };
   };
 
-  it('a rolling restart (SIGTERM one at a time, a replacement started first) under steady load: 0 client errors, one usage event per 200', async () => {
-    upstreams.keyService.usageEvents.splice(0);
-    const traffic = load((client, i) => `/v1/api/keywords?site=acme.com&limit=${1 + ((client + i) % 20)}`);
+  it('a rolling restart (SIGTERM one at a time, a replacement started first) under steady load from 2,000 organizations: 0 client errors, one usage event per 200', async () => {
+    const before = await upstreams.counts();
+    const tenants = tenantsOf(TENANTS);
+    let calls = 0;
+    const traffic = load(
+      (client, i) => `/v1/api/keywords?site=acme.com&limit=${1 + ((client + i) % 20)}`,
+      CLIENTS,
+      () => tenants[calls++ % tenants.length] as Tenant,
+    );
     try {
       await eventually('traffic flows', () => (traffic.tally.statuses.get(200) ?? 0) >= 50, 20_000);
       for (const [old, next] of [
@@ -144,15 +163,18 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
     }
     const { statuses, notGateway } = traffic.tally;
     const ok = statuses.get(200) ?? 0;
-    console.log(`      rolling restart: ${JSON.stringify(Object.fromEntries(statuses))}, others: ${notGateway.length}`);
+    const reasons = [...traffic.tally.reasons].join(', ');
+    console.log(
+      `      rolling restart, ${Math.min(calls, tenants.length)} organizations: ${JSON.stringify(Object.fromEntries(statuses))} ${reasons}, others: ${notGateway.length}`,
+    );
     assert.deepEqual(notGateway, [], 'no answer from the balancer, no failed connection');
-    assert.deepEqual([...statuses.keys()], [200], 'every answer a 200');
-    // The instances still running deliver what the stopped ones left in Redis.
-    await eventually('every 200 delivered', () => upstreams.keyService.usageEvents.length >= ok, 20_000);
+    assert.deepEqual([...statuses.keys()], [200], `every answer a 200: ${reasons}`);
+    // The instances still running deliver what the stopped ones left in Redis; each event is counted once by id.
+    const delivered = await upstreams.countsOnce((counts) => counts.usageEvents - before.usageEvents >= ok, 20_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const ids = new Set(upstreams.keyService.usageEvents.map((event) => event.id));
-    assert.equal(ids.size, upstreams.keyService.usageEvents.length, 'each event counted once');
-    assert.equal(upstreams.keyService.usageEvents.length, ok, 'one usage event per 200');
+    const after = await upstreams.counts();
+    assert.equal(after.usageEvents, delivered.usageEvents, 'nothing more arrives');
+    assert.equal(after.usageEvents - before.usageEvents, ok, 'one usage event per 200');
   });
 
   it('an upstream stall (platform hangs, key service answers 503) is answered by the gateways, not the balancer', async () => {
@@ -160,14 +182,11 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
     // Each instance caches its own answers: warm every one of them directly.
     for (const gateway of running.values()) {
       for (const path of cached) {
-        const res = await fetch(`${gateway.url}${path}`, { headers: { authorization: `Bearer ${upstreams.key}` } });
-        await res.arrayBuffer();
-        assert.equal(res.status, 200);
+        assert.equal((await tenantGet(gateway.url, path, reader)).status, 200);
       }
     }
-    upstreams.platform.hold();
-    upstreams.keyService.refuseVerify(503);
-    upstreams.keyService.refuseUsage(503);
+    await upstreams.holdPlatform(true);
+    await upstreams.refuseKeyService(503);
     let days = 0;
     const hits = load((_client, i) => cached[i % 2] ?? '', 3);
     const misses = load(() => `/v1/api/rankings?site=acme.com&days=${1 + (days++ % 90)}`, 2);
@@ -181,9 +200,8 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
       }
     } finally {
       await Promise.all([hits.stop(), misses.stop()]);
-      upstreams.platform.release();
-      upstreams.keyService.refuseVerify(null);
-      upstreams.keyService.refuseUsage(null);
+      await upstreams.holdPlatform(false);
+      await upstreams.refuseKeyService(null);
     }
     const summary = (tally: Tally) =>
       `${JSON.stringify(Object.fromEntries(tally.statuses))} ${[...tally.reasons].join(', ')}`;

@@ -15,7 +15,11 @@ export interface SharedUpstreams {
   close(): Promise<void>;
 }
 
-export async function startSharedUpstreams(keyName: string): Promise<SharedUpstreams> {
+/** `organizations`: more organizations on the platform, each with org_demo's sites (their keys are the caller's to seed). */
+export async function startSharedUpstreams(
+  keyName: string,
+  options: { readonly organizations?: readonly string[] } = {},
+): Promise<SharedUpstreams> {
   const key = testKey(keyName);
   const keyService = await startFakeKeyService();
   const expiresAt = new Date(Date.now() + 365 * DAY_MS).toISOString();
@@ -23,7 +27,10 @@ export async function startSharedUpstreams(keyName: string): Promise<SharedUpstr
     key,
     verifyAnswer(key, { key: { organizationId: 'org_demo', expiresAt }, usage: { ceiling: null } }),
   );
-  const platform = await startHeldPlatform(seedPlatformData(new Date()));
+  const data = seedPlatformData(new Date());
+  const demo = data.organizations.get('org_demo');
+  for (const id of options.organizations ?? []) if (demo) data.organizations.set(id, { ...demo, id });
+  const platform = await startHeldPlatform(data);
   // The real key service pings its event stream every 15 s; the gateways trust cached verifications only while it does.
   const pings = setInterval(() => keyService.sendComment('ping'), 5000);
   return {
