@@ -14,6 +14,7 @@ import {
   type PlatformCall,
   reportFailure,
 } from './childMessages.js';
+import { sofaServer } from './sofaServer.js';
 
 /**
  * Bench child: the two baselines the gateway cannot beat, serving the very bytes and
@@ -103,11 +104,12 @@ async function serve(body: string, contentType: string, platformCall: PlatformCa
     ctx.body = body;
   });
   const koaServer = createServer(koa.callback());
-  const [nodeUrl, koaUrl, proxyUrl, stackProxyUrl] = await Promise.all([
+  const [nodeUrl, koaUrl, proxyUrl, stackProxyUrl, sofaUrl] = await Promise.all([
     listen(nodeServer),
     listen(koaServer),
     listen(bareProxy(platformCall)),
     listen(stackProxy(platformCall)),
+    listen(sofaServer(platformCall)),
   ]);
   const koaWithWorkUrls: Record<number, string> = {};
   for (const micros of CALIBRATION_WORK_MICROS) {
@@ -119,7 +121,7 @@ async function serve(body: string, contentType: string, platformCall: PlatformCa
     });
     koaWithWorkUrls[micros] = await listen(createServer(app.callback()));
   }
-  return { type: 'ready', nodeUrl, koaUrl, koaWithWorkUrls, proxyUrl, stackProxyUrl };
+  return { type: 'ready', nodeUrl, koaUrl, koaWithWorkUrls, proxyUrl, stackProxyUrl, sofaUrl };
 }
 
 process.on('message', (message: unknown) => {

@@ -7,6 +7,7 @@ import { START_V8_FLAGS } from './buildSettings.js';
 import type { BareServersReady, GatewayReady, PlatformCall, UpstreamsReady } from './childMessages.js';
 import { buildGateway } from './compiledGateway.js';
 import { get } from './httpCalls.js';
+import { sofaPath } from './sofaServer.js';
 
 /**
  * Everything the bench measures, started on 127.0.0.1 in processes of their own:
@@ -203,6 +204,10 @@ export async function startBench(options: BenchSetupOptions): Promise<BenchSetup
       if (proxied.status !== 200 || !proxied.body.includes('"data"')) {
         throw new Error(`the ${name} answered ${proxied.status}: ${proxied.body.slice(0, 300)}`);
       }
+    }
+    const sofa = await get(`${bare.ready.sofaUrl}${sofaPath(WARM_VARIABLES.organizationId)}`);
+    if (sofa.status !== 200 || !sofa.body.includes('"trackedKeywords"')) {
+      throw new Error(`SOFA answered ${sofa.status}: ${sofa.body.slice(0, 300)}`);
     }
 
     return {

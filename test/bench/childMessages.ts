@@ -38,6 +38,8 @@ export interface BareServersReady {
   readonly proxyUrl: string;
   /** The stack's proxy: Koa answering with the platform client's data from that same call (the cold floor on this stack). */
   readonly stackProxyUrl: string;
+  /** SOFA over the platform's schema (sofaServer.ts): its base URL, the route's path added by `sofaPath`. */
+  readonly sofaUrl: string;
 }
 
 /** One platform call, as the gateway sends it for the bench's URL. */

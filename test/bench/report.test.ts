@@ -41,6 +41,16 @@ const figures: BenchFigures = {
     stack: { p50: 0.8, cpuMicros: 420, addedP50: 0.2, cpuRatio: 1.4 },
     gatewayOverStackCpuMicros: 80,
     gatewayOverStackP50: 0.25,
+    gatewayOverProxyP50: 0.3,
+    cpuOverProxyWithWarmWork: 1.85,
+  },
+  coldBesideSofa: {
+    connections: 50,
+    gatewayRps: 1_500,
+    sofaRps: 250,
+    ratio: 6,
+    gatewayCpuMicros: 600,
+    sofaCpuMicros: 3_900,
   },
   collapse: { trials: 5, maxPlatformCalls: 2, platformCallsOfOneRequest: 1 },
   keyService: { warmRequests: 100_000, verifyCalls: 10, allCalls: 110, streamUp: true },
@@ -59,6 +69,9 @@ describe('bench report', () => {
     assert.equal(resultOf('100 identical concurrent cold requests'), 'MISS');
     assert.equal(resultOf('Key-service calls per warm request'), 'PASS');
     assert.equal(resultOf('Peak memory'), 'PASS');
+    assert.equal(resultOf('Warm: gateway server CPU per cache hit over bare Koa'), 'PASS');
+    const slow = verdicts({ ...figures, gatewayOverKoaCpuMicros: 61 });
+    assert.equal(slow.find((row) => row.figure.startsWith('Warm: gateway server CPU'))?.result, 'MISS');
     const redis = verdicts(figures).find((row) => row.figure.includes('Redis'));
     assert.equal(redis?.result, 'SKIPPED');
     assert.match(redis?.measured ?? '', /redis-server missing/);
@@ -99,6 +112,12 @@ describe('bench report', () => {
           '',
         ],
         ["Cold: gateway's own p50 per miss over the stack proxy", '0.25 ms (1.00 ms vs 0.80 ms)', '', ''],
+        [
+          "Cold call added latency p50 over the bare proxy's (gateway − bare proxy, issue 38)",
+          '0.30 ms (1.00 ms vs 0.70 ms)',
+          '≤ 0.3 ms',
+          'PASS',
+        ],
         ['Cold call added latency p99', '2.00 ms (4.00 ms vs 2.00 ms)', '', ''],
         [
           'Cold call CPU: gateway per cache miss ÷ platform per direct call',
@@ -114,8 +133,20 @@ describe('bench report', () => {
           '',
           '',
         ],
+        [
+          'Cold CPU per miss ÷ (bare proxy CPU + warm gateway over Koa) (issue 38)',
+          '1.85 (500 µs vs 270 µs)',
+          '≤ 1.3',
+          'MISS',
+        ],
         ["Cold: gateway's own CPU per miss over the stack proxy", '80 µs (500 µs vs 420 µs)', '', ''],
         ['Cold goodput (2xx/s), 1 connection: gateway ÷ direct platform call', '0.60; gateway refusals 0', '', ''],
+        [
+          'Cold goodput (2xx/s), 50 connections: gateway ÷ SOFA over the same schema (issue 38)',
+          '6.00 (1,500 req/s vs 250 req/s; CPU per request 600 µs vs 3900 µs)',
+          '≥ 5',
+          'PASS',
+        ],
       ],
     );
   });
@@ -126,6 +157,11 @@ describe('bench report', () => {
       rows.some((row) => row.figure.includes("with the gateway's per-request work")),
       false,
     );
+    assert.equal(
+      rows.some((row) => row.figure.includes('bare proxy CPU + warm gateway')),
+      false,
+    );
+    assert.equal(rows.find((row) => row.figure.startsWith('Warm: gateway server CPU'))?.result, 'SKIPPED');
   });
 
   it('shows the run through tsx for context only: its own row, and its memory beside the judged figure', () => {

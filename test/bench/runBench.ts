@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { BenchChild } from './benchChild.js';
-import { BENCH_RATE_LIMIT, type BenchSetup, startBench, WARM_PATH } from './benchSetup.js';
+import { BENCH_RATE_LIMIT, type BenchSetup, startBench, WARM_PATH, WARM_VARIABLES } from './benchSetup.js';
 import { CALIBRATION_WORK_MICROS, type GatewayReady, type MemoryReport } from './childMessages.js';
 import { concurrentIdentical, get, metricsText } from './httpCalls.js';
 import { type LoadResult, runLoad } from './load.js';
@@ -27,6 +27,7 @@ import {
   workPerRequest,
 } from './profileSummary.js';
 import { type BenchFigures, type ColdFloor, connectionsLabel, markdownTable, verdicts } from './report.js';
+import { sofaPath } from './sofaServer.js';
 import { median, percentile, sumOfSamples } from './stats.js';
 
 /**
@@ -54,7 +55,15 @@ const SECONDS = boundedInt(args.seconds, 1, 30, 'seconds');
 const CONNECTIONS = boundedInt(args.connections, 1, 512, 'connections');
 const COLD_CONNECTIONS = boundedInt(args['cold-connections'], 1, 64, 'cold-connections');
 const COLD = connectionsLabel(COLD_CONNECTIONS);
-const WARMUP_SECONDS = 1;
+/** Cold goodput beside SOFA's is compared with this many connections, calls overlapping (issue 38). */
+const MANY_COLD_CONNECTIONS = 50;
+const MANY_COLD = connectionsLabel(MANY_COLD_CONNECTIONS);
+/** Warm-up runs of one second each until a target's CPU per request is steady (JIT warm-up), at most this many. */
+const WARMUP_SLICE_SECONDS = 1;
+const WARMUP_MAX_SLICES = 20;
+/** Steady: two slices in a row within 10 % of the one before. */
+const WARMUP_STEADY_WITHIN = 0.1;
+const WARMUP_STEADY_SLICES = 2;
 const COLLAPSE_CONCURRENCY = 100;
 const COLLAPSE_TRIALS = 5;
 const MEMORY_SAMPLE_MS = 200;
@@ -75,7 +84,9 @@ type TargetId =
   | 'cold-gateway'
   | 'cold-proxy'
   | 'cold-stack'
-  | 'cold-platform';
+  | 'cold-platform'
+  | 'cold-gateway-many'
+  | 'cold-sofa-many';
 
 interface Target {
   readonly id: TargetId;
@@ -244,6 +255,30 @@ function targetsOf(setup: BenchSetup): Target[] {
           recordLatencies: true,
         }),
     },
+    // Goodput with calls overlapping: the gateway without its cache beside SOFA over the same schema.
+    {
+      id: 'cold-gateway-many',
+      label: `gateway cold (no cache, ${MANY_COLD})`,
+      child: setup.gatewayCold,
+      run: (seconds) =>
+        runLoad({
+          url: `${gw(setup.gatewayCold)}${WARM_PATH}`,
+          connections: MANY_COLD_CONNECTIONS,
+          seconds,
+          headers: setup.authHeaders,
+        }),
+    },
+    {
+      id: 'cold-sofa-many',
+      label: `SOFA over the platform's schema (${MANY_COLD})`,
+      child: setup.bare,
+      run: (seconds) =>
+        runLoad({
+          url: `${setup.bare.ready.sofaUrl}${sofaPath(WARM_VARIABLES.organizationId)}`,
+          connections: MANY_COLD_CONNECTIONS,
+          seconds,
+        }),
+    },
   );
   const only = args.only?.split(',').map((id) => id.trim());
   return only ? targets.filter((target) => only.includes(target.id)) : targets;
@@ -287,6 +322,15 @@ async function measured<T>(
     done = true;
     await sampling;
   }
+}
+
+/** Whether each of the last WARMUP_STEADY_SLICES warm-up slices stayed within WARMUP_STEADY_WITHIN of the one before. */
+function steady(slices: readonly number[]): boolean {
+  if (slices.length <= WARMUP_STEADY_SLICES) return false;
+  return slices.slice(-WARMUP_STEADY_SLICES).every((micros, i) => {
+    const before = slices[slices.length - WARMUP_STEADY_SLICES - 1 + i] as number;
+    return Math.abs(micros - before) <= WARMUP_STEADY_WITHIN * before;
+  });
 }
 
 function checkRun(label: string, result: LoadResult, problems: string[]): void {
@@ -469,8 +513,20 @@ async function main(): Promise<void> {
     const collapse = await collapseTrials(setup, problems);
     peakRss.set('gateway', collapse.peakRss);
 
-    log(`\nwarming up (${WARMUP_SECONDS} s each)…`);
-    for (const target of targets) checkRun(`warm-up ${target.label}`, await target.run(WARMUP_SECONDS), problems);
+    log(`\nwarming up, ${WARMUP_SLICE_SECONDS} s at a time, until each target's CPU per request is steady…`);
+    for (const target of targets) {
+      const slices: number[] = [];
+      for (let slice = 1; slice <= WARMUP_MAX_SLICES && !steady(slices); slice++) {
+        const { result, cpuMicros } = await measured(target.child, target.run(WARMUP_SLICE_SECONDS));
+        checkRun(`warm-up ${target.label}`, result, problems);
+        if (cpuMicros === null || result.requests === 0) break;
+        slices.push(cpuMicros / result.requests);
+      }
+      const trail = slices.map((micros) => micros.toFixed(0)).join(' → ');
+      log(
+        `  ${target.label.padEnd(labelWidth)} ${trail} µs/req${steady(slices) ? '' : ' (not steady: machine busy?)'}`,
+      );
+    }
 
     const keyServiceBefore = await keyServiceCalls(setup.gateway.ready.url);
     let gatewayWarmRequests = 0;
@@ -534,6 +590,16 @@ async function main(): Promise<void> {
           })
           .filter((value): value is number => value !== undefined && Number.isFinite(value)),
       );
+    /** The median over the rounds of `combine` applied to each round's records of `ids` (rounds missing one skipped). */
+    const perRoundOf = (ids: readonly TargetId[], combine: (records: RunRecord[]) => number) =>
+      median(
+        of(ids[0] as TargetId)
+          .map((first) => {
+            const records = ids.map((id) => of(id).find((record) => record.round === first.round));
+            return records.every((record) => record !== undefined) ? combine(records as RunRecord[]) : NaN;
+          })
+          .filter((value) => Number.isFinite(value)),
+      );
     const rps = (record: RunRecord) => record.requestsPerSecond;
     const ratio = (x: RunRecord, y: RunRecord) => x.requestsPerSecond / y.requestsPerSecond;
     const cpuDifference = (x: RunRecord, y: RunRecord) =>
@@ -550,6 +616,8 @@ async function main(): Promise<void> {
       'cold-proxy',
       'cold-stack',
       'cold-platform',
+      'cold-gateway-many',
+      'cold-sofa-many',
     ].every((id) => of(id as TargetId).length > 0);
 
     log('\nmedians over the rounds:');
@@ -659,6 +727,24 @@ async function main(): Promise<void> {
           stack: coldFloor('cold-stack'),
           gatewayOverStackCpuMicros: perRound('cold-gateway', 'cold-stack', cpuDifference),
           gatewayOverStackP50: perRound('cold-gateway', 'cold-stack', p50Difference),
+          gatewayOverProxyP50: perRound('cold-gateway', 'cold-proxy', p50Difference),
+          // The floor of a miss with the gateway's per-request work: the bare proxy plus what a hit costs over Koa.
+          cpuOverProxyWithWarmWork: perRoundOf(
+            ['cold-gateway', 'cold-proxy', 'gateway', 'koa'],
+            ([cold, proxy, warm, koa]) =>
+              (cold?.cpuMicrosPerRequest ?? NaN) /
+              ((proxy?.cpuMicrosPerRequest ?? NaN) +
+                (warm?.cpuMicrosPerRequest ?? NaN) -
+                (koa?.cpuMicrosPerRequest ?? NaN)),
+          ),
+        },
+        coldBesideSofa: {
+          connections: MANY_COLD_CONNECTIONS,
+          gatewayRps: medianOf('cold-gateway-many', rps),
+          sofaRps: medianOf('cold-sofa-many', rps),
+          ratio: perRound('cold-gateway-many', 'cold-sofa-many', ratio),
+          gatewayCpuMicros: medianOf('cold-gateway-many', (r) => r.cpuMicrosPerRequest),
+          sofaCpuMicros: medianOf('cold-sofa-many', (r) => r.cpuMicrosPerRequest),
         },
         collapse: {
           trials: collapse.trials,
