@@ -13,6 +13,7 @@ module.exports = {
     'test/local/keysCli.test.ts',
     'test/local/upstreamsCli.test.ts',
     'test/telemetry/tracing.test.ts',
+    'test/usage/deliveredAnswers.test.ts',
     'test/usage/usageRedisProcess.test.ts',
   ],
   reporter: 'dot',

@@ -30,6 +30,7 @@ module.exports = {
     'test/redis/redisAccess.test.ts',
     'test/redis/silentRedis.test.ts',
     'test/usage/ceilingChange.test.ts',
+    'test/usage/deliveredAnswers.test.ts',
     'test/usage/sharedCeiling.test.ts',
     'test/usage/redisClusterUsage.test.ts',
     'test/usage/redisUsageBuffer.test.ts',

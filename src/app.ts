@@ -13,7 +13,7 @@ import { methodNotAllowed, routeNotFound } from './http/unmatchedPaths.js';
 import { rateLimitFields } from './limits/rateLimitFields.js';
 import { createGatewayMetrics } from './metrics/gatewayMetrics.js';
 import { buildOpenApiDocument } from './openapi/buildOpenApiDocument.js';
-import { admit, refundsLimit } from './routes/admit.js';
+import { admit, refundsLimit, whenAnswerEnds } from './routes/admit.js';
 import { handleRoute } from './routes/publicRoute.js';
 import { PUBLIC_ROUTES } from './routes/publicRoutes.js';
 import type { Services } from './services.js';
@@ -22,7 +22,8 @@ import type { Services } from './services.js';
  * The whole request path: observe (request id; error envelope; metrics and log line once answered)
  * → router (404 and 405 before auth; openapi, docs, metrics, readyz need no key) → public route:
  * authenticate → admit (a unit of the request limit and a place under the ceiling, together) → room
- * to count it? → answer (cache → platform → mapper) → count usage, or give back what admission took.
+ * to count it? → answer (cache → platform → mapper) → once the answer is written whole, count usage; else give
+ * back what admission took.
  * The route's steps are plain calls in one handler, not Koa layers: they always run together, in this
  * order, and each layer would cost an async call and a closure per warm request.
  */
@@ -65,19 +66,17 @@ export function createApp(services: Services): Koa<AppState> {
         status = toApiError(err).status;
         throw err;
       } finally {
-        // Every successful answer (200, or 304 for an unchanged one) counts once; failures never do,
-        // nor an answer a shutdown's drain limit has already replaced with a 503 (headers sent).
-        // Whatever is not counted gives back what admission took, in this one place.
-        if ((status === 200 || status === 304) && !ctx.res.headersSent) {
-          usage.record(principal, route.path);
-          grant.keep();
-        } else {
-          const refund = refundsLimit(status);
-          grant.giveBack(refund);
-          // The refused answer's RateLimit says what is left once its unit is back.
-          if (refund)
-            ctx.res.setHeader('RateLimit', rateLimitFields({ ...grant, remaining: grant.remaining + 1 }).RateLimit);
-        }
+        // The refused answer's RateLimit says what is left once its unit is back.
+        if (refundsLimit(status) && !ctx.res.headersSent)
+          ctx.res.setHeader('RateLimit', rateLimitFields({ ...grant, remaining: grant.remaining + 1 }).RateLimit);
+        // Counted only for a success the client received whole: what admission took is kept or given back
+        // by the answer written (a shutdown's 503 or a 400 may replace the handler's), once it is out or lost.
+        whenAnswerEnds(ctx.res, ctx.req.socket, (written) => {
+          if (written === 200 || written === 304) {
+            usage.record(principal, route.path);
+            grant.keep();
+          } else grant.giveBack(refundsLimit(written ?? status));
+        });
       }
     });
   }

@@ -216,10 +216,12 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
   });
 
   server.on('clientError', (err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex) => {
+    const current = (socket as { _httpMessage?: ServerResponse | null })._httpMessage;
     // Nothing to answer on a dead socket, or mid-way through another response on it (Node's own check).
-    if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: unknown })._httpMessage) {
-      return void socket.destroy();
-    }
+    if (err.code === 'ECONNRESET' || !socket.writable || current?.headersSent) return void socket.destroy();
+    // A body unreadable after valid headers: the request being handled is answered in its place (its log
+    // line and count are the request's own), and the handler's answer, whenever it comes, goes nowhere.
+    if (current) return void answerInstead(current, rejectionReason(err.code, err.rawPacket));
     const requestId = randomUUID();
     const { status, headers, body } = envelopeOf(rejectionReason(err.code, err.rawPacket), requestId);
     endThenDestroy(socket, rawAnswer(status, headers, body));
@@ -263,10 +265,15 @@ function rejectionReason(code: string | undefined, rawPacket: Buffer | undefined
 
 /** A 503 for a request still running when a shutdown's drain ends, rather than a cut connection. */
 export function answerDraining(res: ServerResponse): void {
+  // Another instance takes the retry at once: the shortest wait HTTP can express.
+  answerInstead(res, 'shutting_down', { 'Retry-After': '1' });
+}
+
+/** Answers a request still being handled with `reason`'s envelope, in place of whatever its handler had set. */
+function answerInstead(res: ServerResponse, reason: Reason, extra = {}): void {
   const requestId = requestIdOf(res.getHeader('X-Request-Id'));
   for (const name of res.getHeaderNames()) res.removeHeader(name);
-  // Another instance takes the retry at once: the shortest wait HTTP can express.
-  answerWith(res, 'shutting_down', requestId, { 'Retry-After': '1' });
+  answerWith(res, reason, requestId, extra);
 }
 
 /** The reasons this server answers by itself. */

@@ -1,3 +1,5 @@
+import type { ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../appState.js';
@@ -59,4 +61,15 @@ export async function admit(
 /** The gateway's own failures (5xx) and refusals after admission (429) give the limit's unit back. */
 export function refundsLimit(status: number): boolean {
   return status >= 500 || status === 429;
+}
+
+/**
+ * Calls `ended` once with the status of the answer written whole to the connection (handed to the
+ * system), or null when the connection failed before it was: a client gone, a reset, a body that could
+ * not be read, or an answer queued behind one that closed the connection (pipelining).
+ */
+export function whenAnswerEnds(res: ServerResponse, socket: Socket, ended: (written: number | null) => void): void {
+  if (res.writableFinished) ended(res.statusCode);
+  else if (res.destroyed || socket.destroyed) ended(null);
+  else res.once('close', () => ended(res.writableFinished ? res.statusCode : null));
 }

@@ -5,7 +5,8 @@ import { pino } from 'pino';
 import { createApp } from '../../src/app.js';
 import { answerDraining } from '../../src/http/createHttpServer.js';
 import { installShutdown } from '../../src/lifecycle/shutdown.js';
-import { fakeServices, recordingUsage } from '../support/fakeServices.js';
+import { createLocalAdmission } from '../../src/limits/localAdmission.js';
+import { FIXED_NOW, fakeServices, recordingUsage } from '../support/fakeServices.js';
 import { keywordsData, stubPlatform } from '../support/platformAnswers.js';
 
 /** Requests running at once when the shutdown starts. */
@@ -92,6 +93,54 @@ describe('requests still running when a shutdown reaches its drain limit', () =>
       handle.uninstall();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('a drain 503 gives back its unit of the request limit, and the handler finishing 200 afterwards takes nothing', async () => {
+    const limit = 30;
+    const callers = 10;
+    const admission = createLocalAdmission({ requests: limit, windowSeconds: 60 });
+    const usage = recordingUsage();
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const platform = stubPlatform(async () => {
+      await released;
+      return keywordsData();
+    });
+    const server = createServer(createApp(fakeServices({ usage, platform, admission })).callback());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const handle = installShutdown({
+      server,
+      closers: [],
+      logger: pino({ level: 'silent' }),
+      deadlineMs: 8000,
+      drainMs: 100,
+      signals: [],
+      exit: () => undefined,
+      answerUnfinished: answerDraining,
+    });
+    try {
+      const { port } = server.address() as AddressInfo;
+      const asked = Array.from({ length: callers }, () =>
+        fetch(`http://127.0.0.1:${port}/v1/api/keywords?site=acme.com`, {
+          headers: { authorization: 'Bearer key-org-a' },
+        }),
+      );
+      while (platform.calls.length < callers) await new Promise((resolve) => setTimeout(resolve, 5));
+      await handle.shutdown('SIGTERM');
+      const statuses = await Promise.all(asked.map(async (answer) => (await answer).status));
+      assert.deepEqual(new Set(statuses), new Set([503]));
+      // The handlers finish 200 after their answers went out as 503s.
+      release();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      assert.equal(usage.events.length, 0);
+      const next = await admission.take('org_a', FIXED_NOW.getTime());
+      assert.equal(next.remaining, limit - 1, 'every unit given back: only this take is spent');
+    } finally {
+      handle.uninstall();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await admission.close();
     }
   });
 });
