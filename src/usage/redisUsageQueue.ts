@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { REDIS_COMMAND_TIMEOUT_MS } from '../redis/connectRedis.js';
-import { sleep } from '../upstream/deadline.js';
+import { sleep, withDeadline } from '../upstream/deadline.js';
 import { createMemoryQueue, eventsOf, type QueueHooks, type Round, type UsageQueue } from './usageQueue.js';
 import type { UsageStream } from './usageStream.js';
 import type { StoredRound } from './usageStreamEntry.js';
@@ -149,14 +149,21 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
     closeMs: 3 * REDIS_COMMAND_TIMEOUT_MS,
     async close(deadline) {
       clearInterval(timer);
-      await running;
       memory.closeCalls();
-      while (hasUnwritten() && Date.now() < deadline) {
-        await write();
-        if (hasUnwritten()) await sleep(Math.max(0, Math.min(REDIS_RETRY_MS, deadline - Date.now())));
-      }
-      if (removable.length > 0) await remove();
-      await stream.letGo().catch((err: unknown) => logger.warn({ err }, 'usage: lease not ended (lapses by itself)'));
+      // A slow Redis gets until the deadline and no longer: the time after it is the spool's. What a write
+      // still out at the deadline stores is also spooled, under the same ids (sent twice, counted once).
+      const store = async (): Promise<void> => {
+        await running;
+        while (hasUnwritten() && Date.now() < deadline) {
+          await write();
+          if (hasUnwritten()) await sleep(Math.max(0, Math.min(REDIS_RETRY_MS, deadline - Date.now())));
+        }
+        if (removable.length > 0) await remove();
+        await stream.letGo();
+      };
+      await withDeadline(Math.max(0, deadline - Date.now()), store, 'usage: redis at shutdown').catch((err: unknown) =>
+        logger.warn({ err }, 'usage: redis did not finish at shutdown (the lease lapses by itself)'),
+      );
       const leftInRedis = eventsOf(memory.rounds.filter((round) => round.entryId !== null)).length;
       if (leftInRedis > 0) {
         logger.warn(

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { readdir, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { type AddressInfo, createServer, connect as netConnect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Principal } from '../../src/auth/principal.js';
 import { ApiError, UpstreamError } from '../../src/errors.js';
 import { closeRedis, connectRedis, type RedisConnection } from '../../src/redis/connectRedis.js';
+import { sleep, withDeadline } from '../../src/upstream/deadline.js';
 import { createUsageBuffer, type UsageBuffer, type UsageBufferOptions } from '../../src/usage/createUsageBuffer.js';
 import { type RedisQueueOptions, redisUsageQueue } from '../../src/usage/redisUsageQueue.js';
 import type { UsageEvent, UsageSink } from '../../src/usage/usageEvent.js';
@@ -89,6 +91,40 @@ function capturingLogger() {
     { write: (line: string) => lines.push(JSON.parse(line) as Record<string, unknown>) },
   );
   return { logger, lines };
+}
+
+/** A TCP proxy to a local port that holds every chunk `delayMs` each way, in order: a slow Redis. */
+async function slowProxy(port: number) {
+  const sockets = new Set<Socket>();
+  const proxy = {
+    delayMs: 0,
+    url: '',
+    async close() {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  const relay = (from: Socket, to: Socket) =>
+    from.on('data', (chunk: Buffer) => {
+      if (proxy.delayMs === 0) to.write(chunk);
+      else setTimeout(() => to.write(chunk), proxy.delayMs);
+    });
+  const server = createServer((client) => {
+    const upstream = netConnect(port, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    relay(client, upstream);
+    relay(upstream, client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  proxy.url = `redis://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return proxy;
 }
 
 describe('usage buffer on Redis (real redis-server)', () => {
@@ -255,6 +291,48 @@ describe('usage buffer on Redis (real redis-server)', () => {
       assert.equal(sink.duplicates, 0);
       await until('the spool file deleted once stored in Redis', async () => (await readdir(dir.path)).length === 0);
     } finally {
+      await dir.remove();
+    }
+  });
+
+  it('Redis slow at shutdown: its steps end at their deadline, and the spool gets the time kept for it', async () => {
+    const dir = await tempDir('usage-redis-slow-');
+    const proxy = await slowProxy(redis.port);
+    try {
+      const down = new CountingSink();
+      down.down = true;
+      const spool = createUsageSpool(dir.path);
+      // A slow disk: the write takes most of the second kept for it.
+      const slowDisk = {
+        ...spool,
+        write: async (events: readonly UsageEvent[]) => {
+          await sleep(700);
+          await spool.write(events);
+        },
+      };
+      const connection = connectRedis({ kind: 'server', url: proxy.url }, silent);
+      connections.push(connection);
+      await eventually('redis connected', () => connection.status === 'ready');
+      const stream = createUsageStream({ redis: connection });
+      const usage = createUsageBuffer({
+        sink: down,
+        logger: silent,
+        queue: redisUsageQueue({ stream, logger: silent, persistIntervalMs: 60_000 }),
+        spool: slowDisk,
+      });
+      buffers.push(usage);
+      for (let i = 0; i < 9; i++) usage.record(ORG_A, '/v1/api/keywords');
+      // Every answer now comes later than a command may wait for it, yet the connection stays busy.
+      proxy.delayMs = 450;
+      // As the shutdown runs its closer: cut at the deadline it was given.
+      const closeMs = 2500;
+      await withDeadline(closeMs, () => usage.close(closeMs), 'closer');
+      const files = await readdir(dir.path);
+      assert.equal(files.length, 1, 'one spool file');
+      const lines = (await readFile(join(dir.path, files[0] ?? ''), 'utf8')).trim().split('\n');
+      assert.equal(lines.length, 9, 'every event spooled');
+    } finally {
+      await proxy.close();
       await dir.remove();
     }
   });
