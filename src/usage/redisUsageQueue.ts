@@ -17,7 +17,6 @@ export interface RedisQueueOptions {
 /** Events per append at most: a backlog (Redis was away) goes in pieces. */
 const MAX_APPEND = 1000;
 const TAKE_AT_ONCE = 100;
-const TAKE_OVER_EVERY_MS = 2000;
 /** Between writes to a Redis that refused. */
 const REDIS_RETRY_MS = 250;
 
@@ -31,11 +30,18 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
   const persistIntervalMs = options.persistIntervalMs ?? 25;
   const claimIdleMs = options.claimIdleMs ?? 5000;
   const keepEveryMs = Math.max(1, Math.floor(claimIdleMs / 3));
+  // A lease is judged only by a watch with no gap over half the lease (usageStream.ts): looks come twice as often.
+  const watchEveryMs = Math.max(1, Math.floor(claimIdleMs / 4));
   /** Rounds with no copy in Redis, oldest first (finished ones are skipped). */
   const unwritten: Round[] = [];
   const memory = createMemoryQueue(hooks.perRound, (round) => unwritten.push(round));
   /** Finished rounds whose entries are still in Redis. */
   const removable: Round[] = [];
+  /**
+   * Rounds whose append went out and got no answer: Redis may hold them. They are written again even once
+   * delivered (found by their round key, never added twice), so their entries are removed, not left for a takeover.
+   */
+  const unanswered = new WeakSet<Round>();
   /** Entries pending for this instance in Redis, as far as it knows: exact, as one Redis call runs at a time. */
   let ownEntries = 0;
   let refused = false;
@@ -60,12 +66,13 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
     const rounds: Round[] = [];
     for (let events = 0; unwritten.length > 0 && events < MAX_APPEND; ) {
       const round = unwritten.shift() as Round;
-      if (round.finished) continue;
+      if (round.finished && !unanswered.has(round)) continue;
       rounds.push(round);
       events += round.events.length;
     }
     if (rounds.length === 0) return;
     const written = await stream.append(rounds.map((round) => round.events)).catch((err: unknown) => {
+      for (const round of rounds) unanswered.add(round);
       unwritten.unshift(...rounds);
       failed(err, 'store usage events');
     });
@@ -73,6 +80,7 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
     if (refused) logger.info('usage: redis takes events again');
     refused = false;
     rounds.forEach((round, i) => {
+      unanswered.delete(round);
       round.entryId = written.entryIds[i] as string;
       if (round.finished) removable.push(round);
     });
@@ -122,7 +130,7 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
         if (due('write', refused ? REDIS_RETRY_MS : persistIntervalMs, at)) await write();
         if (removable.length > 0) await remove();
         if (due('keep', keepEveryMs, at)) await keep();
-        for (let full = due('takeOver', TAKE_OVER_EVERY_MS, at); full; ) {
+        for (let full = due('takeOver', watchEveryMs, at); full; ) {
           const entries = await stream.takeOver(claimIdleMs, TAKE_AT_ONCE);
           takeIn(entries);
           full = entries.length >= TAKE_AT_ONCE;
@@ -135,11 +143,11 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
     });
     return running;
   };
-  const timer = setInterval(() => void tick(), Math.min(persistIntervalMs, keepEveryMs));
+  const timer = setInterval(() => void tick(), Math.min(persistIntervalMs, Math.max(1, Math.floor(keepEveryMs / 4))));
   timer.unref();
   void tick();
 
-  const hasUnwritten = (): boolean => unwritten.some((round) => !round.finished);
+  const hasUnwritten = (): boolean => unwritten.some((round) => !round.finished || unanswered.has(round));
   return {
     ...memory,
     finish(batch) {

@@ -73,18 +73,32 @@ for _, consumer in ipairs(summary[4]) do
 end
 return 0`;
 
-/** ARGV[3]: the lease age that makes a consumer gone; ARGV[4]: entries at most. XINFO CONSUMERS: name, pending at 2, 4. */
+/**
+ * ARGV[3]: the lease age that makes a consumer gone; ARGV[4]: entries at most. XINFO CONSUMERS: name, pending at 2, 4.
+ * A lease's age counts only from when this consumer began watching without a gap of more than half that age
+ * (its field "<name> watching": last check, watching since): Redis stalled, then resumed, shows every lease old
+ * on its clock, and the gap says so. A lease ended (no field) is gone at once.
+ */
 const TAKE_OVER = `${NOW}
+local watchField = ARGV[2] .. ' watching'
+local idle = tonumber(ARGV[3])
+local since = now
+local watch = redis.call('HGET', KEYS[3], watchField)
+if watch then
+  local last, from = string.match(watch, '^(%d+) (%d+)$')
+  if last and now - tonumber(last) <= idle / 2 then since = tonumber(from) end
+end
+redis.call('HSET', KEYS[3], watchField, string.format('%d %d', now, since))
 local unread = redis.pcall('XREADGROUP', 'GROUP', ARGV[1], ARGV[2], 'COUNT', ARGV[4], 'STREAMS', KEYS[1], '>')
 if type(unread) == 'table' and unread.err then return {} end
 if unread then return unread[1][2] end
 for _, consumer in ipairs(redis.call('XINFO', 'CONSUMERS', KEYS[1], ARGV[1])) do
   local name, pending = consumer[2], consumer[4]
-  local renewed = tonumber(redis.call('HGET', KEYS[3], name) or 0)
-  if name ~= ARGV[2] and now - renewed >= tonumber(ARGV[3]) then
+  local lease = redis.call('HGET', KEYS[3], name)
+  if name ~= ARGV[2] and (not lease or now - math.max(tonumber(lease), since) >= idle) then
     if pending == 0 then
       redis.call('XGROUP', 'DELCONSUMER', KEYS[1], ARGV[1], name)
-      redis.call('HDEL', KEYS[3], name)
+      redis.call('HDEL', KEYS[3], name, name .. ' watching')
     else
       local ids = {}
       for _, entry in ipairs(redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', ARGV[4], name)) do
@@ -145,7 +159,7 @@ export function createUsageStream({ redis }: { readonly redis: RedisConnection }
     },
     /** Renews the lease; resolves with the number of entries pending for this instance. */
     keepAlive: async (): Promise<number> => Number(await redis.keepUsageLease(...ours)),
-    /** Up to `count` entries no instance read, or else of one whose lease is `idleMs` old, now pending here. */
+    /** Up to `count` entries no instance read, or else of one whose lease is `idleMs` old as this one watched it, now pending here. */
     takeOver: async (idleMs: number, count: number): Promise<StoredRound[]> =>
       rounds(await redis.takeOverUsage(...ours, String(idleMs), String(count))),
     /** Delivered: out of the group and the stream. A removal repeated subtracts nothing. */
@@ -160,7 +174,7 @@ export function createUsageStream({ redis }: { readonly redis: RedisConnection }
     },
     /** Ends the lease: the next instance to check takes over what is left. */
     async letGo(): Promise<void> {
-      await redis.hdel(keys[2], consumer);
+      await redis.hdel(keys[2], consumer, `${consumer} watching`);
     },
   };
 }

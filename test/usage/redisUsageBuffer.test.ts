@@ -337,6 +337,93 @@ describe('usage buffer on Redis (real redis-server)', () => {
     }
   });
 
+  it('Redis stalled longer than the lease under load, then resumed: no event delivered by two instances, every acknowledgement told once', async function () {
+    this.timeout(40_000);
+    const claimIdleMs = 1500;
+    /** Which instances delivered each event. */
+    const deliveredBy = new Map<string, Set<number>>();
+    const instances = await Promise.all(
+      [0, 1, 2].map(async (instance) => {
+        const sink: UsageSink = {
+          async recordUsage(events) {
+            for (const event of events) {
+              const by = deliveredBy.get(event.id) ?? new Set<number>();
+              by.add(instance);
+              deliveredBy.set(event.id, by);
+            }
+            return { accepted: events.length, duplicates: 0 };
+          },
+        };
+        const { ledger, told } = notingLedger();
+        const buffer = await newBuffer(sink, { claimIdleMs, flushIntervalMs: 100, ledger });
+        return { buffer, told };
+      }),
+    );
+    let recorded = 0;
+    let loading = true;
+    // About 150 calls a second on two instances, all along; the third serves none and watches.
+    const load = (async () => {
+      for (let n = 0; loading; n++) {
+        instances[n % 2]?.buffer.record(n % 3 === 0 ? ORG_B : ORG_A, '/v1/api/keywords');
+        recorded += 1;
+        await sleep(7);
+      }
+    })();
+    await sleep(1000);
+    redis.pause();
+    // Longer than the lease: on Redis's clock, once it resumes, every lease looks that old.
+    await sleep(claimIdleMs + 1500);
+    redis.resume();
+    await sleep(2 * claimIdleMs);
+    loading = false;
+    await load;
+    await eventually('every recorded call delivered', () => deliveredBy.size === recorded, 15_000);
+    // The two that served stop; whatever they left in Redis, the third takes over at once.
+    await Promise.all(instances.slice(0, 2).map(({ buffer }) => buffer.close(2000)));
+    await sleep(2 * claimIdleMs);
+
+    const twice = [...deliveredBy.values()].filter((by) => by.size > 1).length;
+    assert.equal(twice, 0, 'events delivered by two instances');
+    // The ceiling's sum: each acknowledgement told once, by one instance.
+    const acknowledged = instances.reduce(
+      (sum, { told }) => sum + (told.acknowledged.org_a ?? 0) + (told.acknowledged.org_b ?? 0),
+      0,
+    );
+    assert.equal(acknowledged, recorded);
+    assert.equal(await streamLength(), 0, 'nothing left in Redis for a later takeover');
+  });
+
+  it('Redis stalled longer than the lease, then resumed: a live instance keeps its entries, one that stays silent is taken over', async () => {
+    const idleMs = 1500;
+    const live = createUsageStream({ redis: await connect() });
+    const other = createUsageStream({ redis: await connect() });
+    const event = { id: 'stalled-1', keyId: 'key_a', organizationId: 'org_a', route: '/v1/api/keywords', at: FIXED_AT };
+    await live.append([[event]]);
+    // The other instance watches, as it does every quarter of the lease.
+    assert.deepEqual(await other.takeOver(idleMs, 10), []);
+    redis.pause();
+    await sleep(idleMs + 1000);
+    redis.resume();
+    // Its first look after the stall may run before the live instance's renewal does.
+    assert.deepEqual(await other.takeOver(idleMs, 10), [], 'the live instance keeps its entry');
+    // The live one renews as ever; watched without a gap for a whole lease, it is still alive.
+    for (let look = 0; look < 6; look++) {
+      await live.keepAlive();
+      await sleep(idleMs / 4);
+      assert.deepEqual(await other.takeOver(idleMs, 10), [], 'the live instance keeps its entry');
+    }
+    // It goes silent: after a lease of watching, its entry is taken over.
+    let taken: Awaited<ReturnType<typeof other.takeOver>> = [];
+    for (let look = 0; look < 12 && taken.length === 0; look++) {
+      await sleep(idleMs / 4);
+      taken = await other.takeOver(idleMs, 10);
+    }
+    assert.deepEqual(
+      taken.flatMap((round) => round.events.map((taken) => taken.id)),
+      ['stalled-1'],
+    );
+  });
+
   it('neither Redis nor the spool folder: the close rejects and one line gives the exact number lost', async () => {
     const dir = await tempDir('usage-redis-nospool-');
     try {
