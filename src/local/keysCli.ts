@@ -58,8 +58,14 @@ export class KeyManagementRefusal extends Error {
   connectionRefused = false;
 }
 
-/** Runs one command; answers the exit code (0 done, 1 refused or failed, 2 wrong usage). */
+/**
+ * Runs one command; answers the exit code (0 done, 1 refused or failed, 2 wrong usage). Every line
+ * but the usage text is printed escaped: a value from the command line or the key service (an
+ * organization, a key id, a name, an error's text) cannot act on the terminal or forge a line.
+ */
 export async function runKeysCli(argv: readonly string[], output: CliOutput): Promise<number> {
+  const out = (line: string) => output.out(printable(line));
+  const err = (line: string) => output.err(printable(line));
   try {
     const command = commandOf(argv);
     if (command === 'help') {
@@ -68,14 +74,16 @@ export async function runKeysCli(argv: readonly string[], output: CliOutput): Pr
     }
     const { keyService, localDataDir } = loadKeyCliConfig();
     const lines = keyService ? await command(keyService) : await withLocalKeyService(resolve(localDataDir), command);
-    for (const line of lines) output.out(line);
+    for (const line of lines) out(line);
     return 0;
-  } catch (err: unknown) {
-    const refused = err instanceof KeyManagementRefusal || err instanceof DataDirBusy;
-    if (refused) output.err(`keys: ${err.message}`);
-    else if (err instanceof UsageError) output.err(`keys: ${err.message}\n${USAGE}`);
-    else if (err instanceof ConfigError) for (const problem of err.problems) output.err(`keys: ${problem}`);
-    else throw err;
+  } catch (failure: unknown) {
+    const refused = failure instanceof KeyManagementRefusal || failure instanceof DataDirBusy;
+    if (refused) err(`keys: ${failure.message}`);
+    else if (failure instanceof UsageError) {
+      err(`keys: ${failure.message}`);
+      output.err(USAGE);
+    } else if (failure instanceof ConfigError) for (const problem of failure.problems) err(`keys: ${problem}`);
+    else throw failure;
     return refused ? 1 : 2;
   }
 }
@@ -110,17 +118,20 @@ function commandOf(argv: readonly string[]): Command | 'help' {
   const actor = { id: values.actor.trim() || LOCAL_OWNER_ID, permissions: commaList(values['actor-permissions']) };
   const [keyId, ...extra] = command === 'revoke' ? rest : [undefined, ...rest];
   if (extra.length > 0) throw new UsageError(`unexpected argument: ${extra[0]}`);
-  // What the key service answers is printed escaped: a name holding escape sequences or line
-  // breaks cannot recolour the terminal or forge lines of output.
+  // What the key service answers is escaped before it is laid out, so columns line up on what is
+  // shown; JSON is printed line by line, each escaped as every line is (and still valid JSON).
   const print = (json: unknown, lines: (shown: typeof json) => string[]) =>
-    values.json ? [printableJson(json)] : lines(printableDeep(json));
+    values.json ? JSON.stringify(json, null, 2).split('\n') : lines(printableDeep(json));
 
   switch (command) {
     case 'create': {
       const { name } = values;
       if (name === undefined) throw new UsageError('create needs --name <name>');
       if (UNPRINTABLE.test(name)) {
-        throw new UsageError('--name must not hold control characters (line breaks, tabs, escape sequences)');
+        throw new UsageError(
+          '--name must not hold control characters (line breaks, tabs, escape sequences) nor ones that show ' +
+            'as nothing or as a space (bidi marks, zero-width, separators, tags, Hangul fillers, spaces other than U+0020)',
+        );
       }
       const permissions = commaList(values.permissions);
       const unknown = permissions.filter((permission) => !Object.hasOwn(KEY_PERMISSIONS, permission));
@@ -277,14 +288,19 @@ function refusal(response: Response, answer: unknown, actor: Actor, { organizati
   }
 }
 
-/** Characters a terminal acts on rather than shows: C0 and C1 controls, DEL, and bidirectional overrides. */
-const UNPRINTABLE = /[\p{Cc}\u202a-\u202e\u2066-\u2069]/u;
+/**
+ * Characters a terminal acts on, or shows as nothing or as another: controls (C0, C1, DEL); format
+ * characters (bidi marks and overrides, zero-width ones, U+FEFF, tags); line and paragraph
+ * separators; spaces other than U+0020; lone surrogates; and letters drawn blank (Hangul fillers,
+ * the Braille blank, the invisible combining joiner and Khmer vowels).
+ */
+const UNPRINTABLE =
+  /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000\u115f\u1160\u3164\uffa0\u2800]|\u034f|\u17b4|\u17b5/u;
 
-/** The text with every unprintable character written as its \\u escape. */
+/** The text with every unprintable character written as \\u escapes of its UTF-16 units (as JSON reads them). */
 function printable(text: string): string {
-  return text.replace(
-    new RegExp(UNPRINTABLE.source, 'gu'),
-    (char) => `\\u${(char.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`,
+  return text.replace(new RegExp(UNPRINTABLE.source, 'gu'), (char) =>
+    Array.from({ length: char.length }, (_, i) => `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`).join(''),
   );
 }
 
@@ -296,11 +312,6 @@ function printableDeep(value: unknown): unknown {
     return Object.fromEntries(Object.entries(value).map(([name, inner]) => [printable(name), printableDeep(inner)]));
   }
   return value;
-}
-
-/** JSON as JSON.stringify writes it (C0 escaped, its line breaks its own), with DEL, C1 and bidi escaped too. */
-function printableJson(value: unknown): string {
-  return JSON.stringify(value, null, 2).split('\n').map(printable).join('\n');
 }
 
 /** Rows as columns, each padded to its widest cell. */
@@ -323,7 +334,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(p
   const writeTo = (stream: NodeJS.WriteStream) => (line: string) => void stream.write(`${line}\n`);
   const output = { out: writeTo(process.stdout), err: writeTo(process.stderr) };
   process.exitCode = await runKeysCli(process.argv.slice(2), output).catch((err: unknown) => {
-    output.err(`keys: ${err instanceof Error ? err.message : String(err)}`);
+    output.err(printable(`keys: ${err instanceof Error ? err.message : String(err)}`));
     return 1;
   });
 }

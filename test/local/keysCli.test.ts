@@ -352,3 +352,125 @@ describe('npm run keys against a key service answering hostile names', () => {
     }
   });
 });
+
+describe('npm run keys shows names and echoed values as they will look', () => {
+  const ESC = '\u001b';
+  const hostileOrg = `org_${ESC}[2J${ESC}[31mPWNED`;
+  const invisibles: Array<[string, string]> = [
+    ['left-to-right mark', '\u200e'],
+    ['right-to-left mark', '\u200f'],
+    ['Arabic letter mark', '\u061c'],
+    ...['\u202a', '\u202b', '\u202c', '\u202d', '\u202e'].map((char): [string, string] => ['bidi embedding', char]),
+    ...['\u2066', '\u2067', '\u2068', '\u2069'].map((char): [string, string] => ['bidi isolate', char]),
+    ['zero-width space', '\u200b'],
+    ['zero-width non-joiner', '\u200c'],
+    ['zero-width joiner', '\u200d'],
+    ['word joiner', '\u2060'],
+    ['line separator', '\u2028'],
+    ['paragraph separator', '\u2029'],
+    ['byte order mark', '\ufeff'],
+    ['tag letter A', '\u{e0041}'],
+    ['cancel tag', '\u{e007f}'],
+    ['Hangul filler', '\u3164'],
+    ['Hangul choseong filler', '\u115f'],
+    ['Hangul jungseong filler', '\u1160'],
+    ['halfwidth Hangul filler', '\uffa0'],
+    ['no-break space', '\u00a0'],
+  ];
+  /** What a terminal would act on or show as nothing, in any line printed. */
+  const unshown = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u3164\u115f\u1160\uffa0\u00a0]/u;
+  const invisibleName = `ops${invisibles.map(([, char]) => char).join('')}key`;
+  let server: ReturnType<typeof createServer>;
+  let env: Record<string, string>;
+  const requests: string[] = [];
+
+  before(async () => {
+    const key = {
+      id: `key_${ESC}[2J`,
+      organizationId: hostileOrg,
+      name: invisibleName,
+      prefix: 'atl_abcd0000',
+      permissions: ['read'],
+      createdAt: '2026-01-10T09:00:00.000Z',
+      createdBy: 'usr_1',
+      expiresAt: '2099-01-01T00:00:00.000Z',
+      lastUsedAt: null,
+      revokedAt: null,
+      revokedBy: null,
+    };
+    server = createServer((req, res) => {
+      req.resume();
+      requests.push(`${req.method} ${req.url}`);
+      const answer = (status: number, body: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.url === '/v1/organizations/org_listed/keys') return answer(200, { keys: [key] });
+      if (req.method === 'POST' && req.url?.endsWith('/keys')) return answer(201, { key, plaintext: 'atl_plain' });
+      return answer(404, { error: 'not_found' });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    env = { KEY_SERVICE_URL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, KEY_SERVICE_TOKEN: 't' };
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  it('refuses a name holding a character that shows as nothing or as a space, before calling the key service', async () => {
+    for (const [what, char] of invisibles) {
+      const errors: string[] = [];
+      const code = await runKeysCli(['create', '--org', 'org_x', '--name', `billing${char}key`], {
+        out: () => {},
+        err: (l) => errors.push(l),
+      });
+      assert.equal(code, 2, what);
+      assert.match(
+        errors[0] ?? '',
+        /^keys: --name must not hold control characters .*nor ones that show as nothing/,
+        what,
+      );
+    }
+    assert.deepEqual(requests, []);
+  });
+
+  it('escapes what it echoes of a wrong command line', async () => {
+    for (const argv of [
+      [`rotate${ESC}[2J`, '--org', 'x'],
+      ['list', '--org', 'o', `--bo${ESC}[2Jgus`],
+      ['revoke', '--org', 'o', 'key_1', `extra${ESC}[31m\u202e`],
+      ['create', '--org', 'o', '--name', 'n', '--permissions', `admin${ESC}[2J`],
+    ]) {
+      const errors: string[] = [];
+      assert.equal(await runKeysCli(argv, { out: () => {}, err: (l) => errors.push(l) }), 2, argv.join(' '));
+      // The usage text follows on lines of its own.
+      for (const line of errors.join('\n').split('\n')) assert.doesNotMatch(line, unshown, JSON.stringify(line));
+      assert.match(errors[0] ?? '', /\\u001b\[/, 'the escape is shown, not acted on');
+    }
+  });
+
+  it('escapes an organization and a key id in answers and refusals, and a name the key service holds', async () => {
+    const runs = await Promise.all([
+      runCli(['list', '--org', hostileOrg], env),
+      runCli(['create', '--org', hostileOrg, '--name', 'fine name'], env),
+      runCli(['revoke', '--org', hostileOrg, `key_${ESC}[2J`], env),
+      runCli(['list', '--org', 'org_listed'], env),
+      runCli(['list', '--org', 'org_listed', '--json'], env),
+    ]);
+    assert.deepEqual(
+      runs.map(({ code }) => code),
+      [1, 0, 1, 0, 0],
+      runs.map(({ stderr }) => stderr).join(''),
+    );
+    for (const { stdout, stderr } of runs) {
+      for (const line of `${stdout}${stderr}`.split('\n')) assert.doesNotMatch(line, unshown, JSON.stringify(line));
+    }
+    const [listed, created, revoked, table, json] = runs;
+    assert.match(listed?.stderr ?? '', /organization org_\\u001b\[2J\\u001b\[31mPWNED$/m);
+    assert.match(created?.stdout ?? '', /^Created key key_\\u001b\[2J for org_\\u001b\[2J\\u001b\[31mPWNED$/m);
+    assert.match(revoked?.stderr ?? '', /has no key key_\\u001b\[2J$/m);
+    assert.match(
+      table?.stdout ?? '',
+      /ops\\u200e\\u200f\\u061c.*\\udb40\\udc41\\udb40\\udc7f\\u3164\\u115f\\u1160\\uffa0\\u00a0key$/m,
+    );
+    assert.equal((JSON.parse(json?.stdout ?? '{}') as { keys: Key[] }).keys[0]?.name, invisibleName);
+  });
+});
