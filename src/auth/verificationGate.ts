@@ -15,14 +15,12 @@ export const GATE = {
   initialOpen: 32,
   minOpen: 8,
   maxOpen: 64,
-  /** A waiter is admitted while the line ahead of it is expected to clear within this time (the gateway: UPSTREAM_TIMEOUT_MS). */
+  /** A waiter whose turn comes after this long is refused rather than sent (the gateway: UPSTREAM_TIMEOUT_MS). */
   maxWaitMs: 5000,
-  /** Waiters at most, whatever the key service's speed. */
+  /** Waiters at most: a bound on memory, far above what a key service answering within the deadline leaves waiting. */
   maxWaiting: 4096,
   /** The share of open verifications kept free of unseen keys, for keys known to the fleet. */
   knownReserve: 1 / 4,
-  /** Weight of the newest answer's duration in the running estimate. */
-  latencyWeight: 0.1,
   retryAfterSeconds: 1,
 } as const;
 
@@ -40,10 +38,12 @@ export interface VerificationGateOptions {
   readonly knownKeys?: KnownKeys | undefined;
   readonly initialOpen?: number;
   readonly maxWaitMs?: number;
+  readonly maxWaiting?: number;
 }
 
 interface Waiter {
   readonly group: Group;
+  readonly since: number;
   readonly start: () => void;
   readonly refuse: (err: Error) => void;
 }
@@ -64,18 +64,17 @@ export const verificationBusy = (): ApiError =>
 /**
  * Bounds the verify calls to the key service. Its size follows the key service: it grows by one while every place
  * is in use and answers come back, and shrinks by a quarter when the service says it is overloaded (429/503) or does
- * not answer in time; the waiting room holds what the open places clear within `maxWaitMs` at the service's recent
- * speed. Lanes first (known, refresh, unseen); within a lane, organizations (or keys) take turns (neither bottleneck
+ * not answer in time. A waiter whose turn comes past `maxWaitMs` is refused without a call. Lanes first (known, refresh, unseen); within a lane, organizations (or keys) take turns (neither bottleneck
  * nor p-limit serves several queues in turn under one cap). With the room full, the group holding the most in the
  * lowest lane gives up its newest waiter.
  */
 export function createVerificationGate(verify: Verify, options: VerificationGateOptions = {}) {
   const knownKeys = options.knownKeys;
   const maxWaitMs = options.maxWaitMs ?? GATE.maxWaitMs;
+  const maxWaiting = options.maxWaiting ?? GATE.maxWaiting;
   // Key hashes seen to verify successfully, here or (with Redis) by the fleet: one per active key.
   const succeeded = new LRUCache<string, true>({ max: 10_000 });
   let open = options.initialOpen ?? GATE.initialOpen;
-  let latencyMs = 50;
   let lastShrinkAt = Number.NEGATIVE_INFINITY;
   let running = 0;
   let runningUnseen = 0;
@@ -89,7 +88,6 @@ export function createVerificationGate(verify: Verify, options: VerificationGate
 
   const unseenRoom = () => open - Math.max(1, Math.ceil(open * GATE.knownReserve));
   const mayStart = (lane: VerificationLane) => running < open && (lane !== 'unseen' || runningUnseen < unseenRoom());
-  const room = () => Math.min(GATE.maxWaiting, Math.max(open, Math.ceil((open * maxWaitMs) / latencyMs)));
 
   /** A place is given (before the waiter runs, so the next turn sees it taken). */
   const take = (lane: VerificationLane): void => {
@@ -114,6 +112,11 @@ export function createVerificationGate(verify: Verify, options: VerificationGate
         // Served: to the back of its lane's line, if it still waits.
         turns[lane].delete(group.id);
         if (group.waiting.length > 0) turns[lane].set(group.id, group);
+        // Too late for an answer within its deadline: refused without a call.
+        if (performance.now() - waiter.since > maxWaitMs) {
+          waiter.refuse(verificationBusy());
+          continue;
+        }
         take(lane);
         waiter.start();
       }
@@ -137,10 +140,10 @@ export function createVerificationGate(verify: Verify, options: VerificationGate
   };
 
   const waitTurn = (lane: VerificationLane, groupId: string): Promise<void> => {
-    if (waiting >= room() && !makeRoomFor(lane, groupId)) return Promise.reject(verificationBusy());
+    if (waiting >= maxWaiting && !makeRoomFor(lane, groupId)) return Promise.reject(verificationBusy());
     return new Promise<void>((start, refuse) => {
       const group = turns[lane].get(groupId) ?? { id: groupId, lane, waiting: [] };
-      group.waiting.push({ group, start, refuse });
+      group.waiting.push({ group, since: performance.now(), start, refuse });
       waiting += 1;
       turns[lane].set(groupId, group);
     });
@@ -158,8 +161,6 @@ export function createVerificationGate(verify: Verify, options: VerificationGate
 
   const learn = (startedAt: number, err: unknown): void => {
     if (err === undefined) {
-      const tookMs = performance.now() - startedAt;
-      latencyMs += GATE.latencyWeight * (tookMs - latencyMs);
       // Grows only while calls wait for a place: a quiet gate says nothing of what the service can take.
       if ((waiting > 0 || running >= open - 1) && open < GATE.maxOpen) open += 1;
     } else if (
@@ -215,6 +216,6 @@ export function createVerificationGate(verify: Verify, options: VerificationGate
       return true;
     },
     /** For tests and metrics: verifications allowed open now, running, waiting. */
-    state: () => ({ open, running, waiting, latencyMs }),
+    state: () => ({ open, running, waiting }),
   };
 }
