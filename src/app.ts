@@ -98,8 +98,9 @@ function routedApp(first: Middleware<AppState>[]): { app: Koa<AppState>; router:
   app.silent = true; // failures are logged once, by observeRequests
   for (const middleware of first) app.use(middleware);
   // Every method Node parses is known to the router, so an unknown path with any method falls
-  // through to the 404 fallback and a known path with another method is a 405.
-  const router = new Router<AppState>({ methods: [...METHODS] });
+  // through to the 404 fallback and a known path with another method is a 405. Strict and
+  // case-sensitive: each route has one path, and a trailing slash or another case is a 404.
+  const router = new Router<AppState>({ methods: [...METHODS], strict: true, sensitive: true });
   app.use(routeNotFound());
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));

@@ -16,7 +16,8 @@ export function methodNotAllowed(): ApiError {
 
 /**
  * The one fallback, before the router: when nothing downstream answered, 404. A 405 is labelled
- * with the pattern of the route whose path matched (metrics, log).
+ * with the pattern of the route whose path matched (metrics, log). OPTIONS on a known path gets
+ * the same `Allow` as its 405 (the router would list its methods in the order they were added).
  */
 export function routeNotFound() {
   return async (ctx: RouterContext<AppState>, next: Next): Promise<void> => {
@@ -29,6 +30,7 @@ export function routeNotFound() {
       }
       throw err;
     }
+    if (ctx.method === 'OPTIONS' && ctx.response.get('Allow')) ctx.set('Allow', ALLOW);
     if (ctx.status !== 404 || ctx.body !== undefined) return;
     throw new ApiError('NOT_FOUND', 'No such route. The v1 routes are listed at /v1/openapi.json.', {
       reason: 'route_not_found',

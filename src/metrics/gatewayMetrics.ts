@@ -21,7 +21,14 @@ export type GatewayMetrics = ReturnType<typeof createGatewayMetrics>;
 export function createGatewayMetrics(options: { readonly processMetrics?: boolean } = {}) {
   const registry = new Registry();
   const registers = [registry];
-  if (options.processMetrics === true) collectDefaultMetrics({ register: registry });
+  if (options.processMetrics === true) {
+    collectDefaultMetrics({ register: registry });
+    // Prometheus keeps `_total` for counters (`promtool check metrics` fails a gauge named so), and
+    // prom-client names three gauges `nodejs_active_*_total`: their counts by type stay, under
+    // `nodejs_active_handles`, `nodejs_active_requests` and `nodejs_active_resources`.
+    for (const metric of registry.getMetricsAsArray())
+      if (!(metric instanceof Counter) && metric.name.endsWith('_total')) registry.removeSingleMetric(metric.name);
+  }
   const counter = <L extends string>(name: string, help: string, labelNames: readonly L[] = []) =>
     new Counter({ name: `${PREFIX}${name}`, help, labelNames, registers });
 

@@ -69,13 +69,44 @@ describe('unmatched paths and methods', () => {
     assert.equal(authentications, 0);
   });
 
-  it('answers 405, not 404, for a route path written as the router matches it (case, trailing slash)', async () => {
-    for (const path of ['/v1/api/rankings/', '/V1/API/Rankings', '/v1/api/AI-VISIBILITY/summary/']) {
-      const answer = await app.call(path, { method: 'POST' });
-      assert.equal(answer.status, 405, path);
-      assert.equal(answer.headers.get('allow'), 'GET, HEAD');
+  it('gives each route one path: a trailing slash or another case is 404 for every method, with or without a key', async () => {
+    const aliases = [
+      '/v1/api/rankings/',
+      '/V1/API/Rankings',
+      '/v1/api/AI-VISIBILITY/summary/',
+      '/v1/api/keywords/',
+      '/V1/API/KEYWORDS',
+      '/v1/api/Audit-Issues',
+      '/HEALTHZ',
+      '/readyz/',
+      '/Metrics',
+      '/docs/',
+      '/DOCS',
+      '/v1/openapi.json/',
+      '/V1/OpenAPI.json',
+    ];
+    for (const path of aliases) {
+      for (const method of ['GET', 'HEAD', 'POST', 'OPTIONS']) {
+        for (const key of [null, 'key-org-a']) {
+          const answer = await app.call(`${path}?site=example.com`, { key, method });
+          assert.equal(answer.status, 404, `${method} ${path} with ${String(key)}`);
+          assert.equal(answer.headers.get('allow'), null, `${method} ${path}`);
+          if (method !== 'HEAD') assertSafeFailure(answer, 'NOT_FOUND');
+        }
+      }
     }
     assert.equal(authentications, 0);
+  });
+
+  it('says the same Allow in OPTIONS and in 405, on every path', async () => {
+    for (const path of [...ROUTE_PATHS, '/healthz', '/readyz', '/metrics', '/docs', '/v1/openapi.json']) {
+      const options = await app.call(path, { method: 'OPTIONS' });
+      const refused = await app.call(path, { method: 'DELETE' });
+      assert.equal(options.status, 200, path);
+      assert.equal(refused.status, 405, path);
+      assert.equal(options.headers.get('allow'), 'GET, HEAD', `OPTIONS ${path}`);
+      assert.equal(refused.headers.get('allow'), 'GET, HEAD', `DELETE ${path}`);
+    }
   });
 
   it('still authenticates GET on the routes (the 401 comes from the seam)', async () => {

@@ -66,6 +66,30 @@ describe('metrics', () => {
       assert.doesNotMatch(text, /gateway_http_/, 'requests are counted once, under the standard name');
     });
 
+    it('follows the naming rules `promtool check metrics` lints: `_total` on counters only, HELP, snake_case, base units', async () => {
+      const { text } = await scrape();
+      const types = new Map<string, string>();
+      for (const match of text.matchAll(/^# TYPE (\S+) (\S+)$/gm)) types.set(match[1] ?? '', match[2] ?? '');
+      const helped = new Set([...text.matchAll(/^# HELP (\S+) \S/gm)].map((match) => match[1]));
+      assert.ok(types.size > 30, `${types.size} metrics`);
+      const problems: string[] = [];
+      for (const [name, type] of types) {
+        if ((type === 'counter') !== name.endsWith('_total'))
+          problems.push(`${name} (${type}): _total is for counters`);
+        if (!helped.has(name)) problems.push(`${name}: no HELP`);
+        if (!/^[a-z_][a-z0-9_]*$/.test(name)) problems.push(`${name}: not snake_case`);
+        if (!['histogram', 'summary'].includes(type) && /_(bucket|count|sum)$/.test(name))
+          problems.push(`${name}: a reserved suffix`);
+        if (/_(ms|milliseconds|microseconds|nanoseconds|kilobytes|megabytes|minutes|hours)(_|$)/.test(name))
+          problems.push(`${name}: not a base unit`);
+        if (/_(gauge|counter|histogram|summary)(_|$)/.test(name)) problems.push(`${name}: its type in its name`);
+      }
+      assert.deepEqual(problems, []);
+      // The counts by type that the removed `nodejs_active_*_total` gauges added up are still there.
+      for (const name of ['nodejs_active_handles', 'nodejs_active_requests', 'nodejs_active_resources'])
+        assert.equal(types.get(name), 'gauge', name);
+    });
+
     it('counts requests by route and status, their latency, and platform calls by operation and outcome', async () => {
       const before = (await scrape()).text;
       const ok = nock('http://platform.test')
@@ -100,7 +124,8 @@ describe('metrics', () => {
       assert.equal(requests(route, 'GET', '404'), 1);
       assert.equal(requests(route, 'GET', '502'), 1);
       assert.equal(requests(route, 'GET', '401'), 1);
-      assert.equal(requests(route, 'POST', '405'), 2, 'a 405 counts under its route, however the path was written');
+      assert.equal(requests(route, 'POST', '405'), 1, 'a 405 counts under its route');
+      assert.equal(requests('unmatched', 'POST', '404'), 1, 'another case and a trailing slash are another path');
       assert.equal(requests('/docs/assets/:name', 'POST', '405'), 1);
       assert.equal(requests('/readyz', 'POST', '405'), 1);
       assert.equal(requests('unmatched', 'GET', '404'), 1);
