@@ -21,7 +21,8 @@ RUN npm ci --omit=dev --ignore-scripts
 
 FROM node:${NODE_VERSION}-bookworm-slim
 WORKDIR /app
-ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000
+# Off loopback the upstream URLs and tokens are required: without them the start fails (exit 2).
+ENV NODE_ENV=production HOST=0.0.0.0 PORT=3000 ADMIN_PORT=9090
 COPY --from=dependencies /app/node_modules node_modules/
 COPY --from=build /app/dist dist/
 COPY package.json ./
@@ -31,6 +32,7 @@ COPY queries/schema/ queries/schema/
 RUN mkdir data && chown node:node data
 VOLUME /app/data
 USER node
-EXPOSE 3000
+# The public routes, and /healthz, /readyz and /metrics (keep this one off the public balancer).
+EXPOSE 3000 9090
 # What `npm start` runs, without npm in between: SIGTERM reaches the gateway itself.
 CMD ["node", "--enable-source-maps", "--heap-growing-percent=50", "dist/main.js"]

@@ -135,4 +135,62 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     assert.deepEqual(budget.spec.selector.matchLabels, labels);
     assert.ok(budget.spec.maxUnavailable < deployment.spec.replicas);
   });
+
+  it('runs the image the documented build makes: name and tag', () => {
+    const guide = readFileSync(`${REPO}deploy/README.md`, 'utf8');
+    const built = /`docker build -t (\S+) \.`/.exec(guide)?.[1];
+    const { name, version } = JSON.parse(readFileSync(`${REPO}package.json`, 'utf8')) as {
+      name: string;
+      version: string;
+    };
+    assert.equal(built, `${name}:${version}`, 'the build tags the package version, never an implicit :latest');
+    assert.equal(container.image, built);
+  });
+
+  it('requires Redis, where the usage of a stopping pod survives it (its spool is an emptyDir), and says so', () => {
+    const tokens = Object.fromEntries(Object.keys(secret.stringData ?? {}).map((name) => [name, 'token']));
+    const config = loadConfig({ ...configMap.data, ...tokens });
+    assert.notEqual(config.redis, null, 'the ConfigMap names a Redis');
+    assert.notEqual(config.upstreams, null, 'and the real upstreams');
+    const volume = pod.volumes.find((v: { name: string }) => v.name === 'data');
+    assert.ok(volume?.emptyDir, 'the spool lives and dies with the pod');
+    const guide = readFileSync(`${REPO}deploy/README.md`, 'utf8').replace(/\s+/g, ' ');
+    assert.match(guide, /The manifests require Redis/);
+  });
+
+  it('lets Prometheus scrape /metrics on the admin port (pod annotations)', () => {
+    const annotations = deployment.spec.template.metadata.annotations ?? {};
+    assert.equal(annotations['prometheus.io/scrape'], 'true');
+    assert.equal(Number(annotations['prometheus.io/port']), port('admin'));
+    assert.equal(annotations['prometheus.io/path'], '/metrics');
+  });
+
+  it('mounts no service account token and spreads the replicas over nodes and zones', () => {
+    assert.equal(pod.automountServiceAccountToken, false);
+    const labels = deployment.spec.template.metadata.labels;
+    const spread = pod.topologySpreadConstraints as Array<{
+      topologyKey: string;
+      maxSkew: number;
+      labelSelector: { matchLabels: Record<string, string> };
+    }>;
+    assert.deepEqual(
+      spread.map((constraint) => constraint.topologyKey),
+      ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'],
+    );
+    for (const constraint of spread) {
+      assert.equal(constraint.maxSkew, 1);
+      assert.deepEqual(constraint.labelSelector.matchLabels, labels);
+    }
+  });
+
+  it('the image exposes both ports the pod declares, with the admin port set as the ConfigMap sets it', () => {
+    const dockerfile = readFileSync(`${REPO}Dockerfile`, 'utf8');
+    const exposed = (/^EXPOSE (.+)$/m.exec(dockerfile)?.[1] ?? '').split(/\s+/).map(Number);
+    assert.deepEqual(
+      exposed,
+      container.ports.map((p) => p.containerPort),
+    );
+    assert.match(dockerfile, new RegExp(`^ENV .*\\bADMIN_PORT=${configMap.data?.ADMIN_PORT}\\b`, 'm'));
+    assert.match(dockerfile, new RegExp(`^ENV .*\\bPORT=${configMap.data?.PORT}\\b`, 'm'));
+  });
 });

@@ -143,7 +143,11 @@ describe('the container image, reproduced (Dockerfile, real process)', function 
     const { env, args, node, base } = await imageRun();
     assert.equal(env.HOST, '0.0.0.0');
     const port = await freePort();
-    const refused = startProcessGroup(node, args, { cwd: app, env: { ...base, PORT: String(port) }, ...unprivileged });
+    const refused = startProcessGroup(node, args, {
+      cwd: app,
+      env: { ...base, PORT: String(port), ADMIN_PORT: String(await freePort()) },
+      ...unprivileged,
+    });
     try {
       assert.deepEqual(await refused.exitWithin(30_000), { code: 2, signal: null });
       assert.equal(refused.stdout(), '');
@@ -169,11 +173,13 @@ describe('the container image, reproduced (Dockerfile, real process)', function 
     upstreamsDir = await tempDir('image-upstreams-');
     upstreams = await startLocalUpstreams({ dataDir: upstreamsDir.path });
     const port = await freePort();
+    const adminPort = await freePort();
     gateway = startProcessGroup(node, args, {
       cwd: app,
       env: {
         ...base,
         PORT: String(port),
+        ADMIN_PORT: String(adminPort),
         PLATFORM_GRAPHQL_URL: upstreams.platform.url,
         PLATFORM_TOKEN: upstreams.platform.token,
         KEY_SERVICE_URL: upstreams.keyService.url,
@@ -196,7 +202,9 @@ describe('the container image, reproduced (Dockerfile, real process)', function 
       const answer = await fetch(`${url}${route}`, { headers: { authorization: `Bearer ${LOCAL_KEYS.demo}` } });
       assert.equal(answer.status, 200, `${route}: ${await answer.text()}`);
     }
-    assert.equal((await fetch(`${url}/healthz`)).status, 200);
+    // The image's ADMIN_PORT: probes and metrics there, not on the public port.
+    assert.equal((await fetch(`http://127.0.0.1:${adminPort}/healthz`)).status, 200);
+    assert.equal((await fetch(`${url}/healthz`)).status, 404);
   });
 
   it('stops on SIGTERM with exit code 0, having written only to its data folder', async () => {
