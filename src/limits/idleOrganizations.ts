@@ -9,14 +9,18 @@ export const FORGET_AFTER_MS = 5 * 60_000;
 /** How often an instance looks for organizations to forget. */
 const SWEEP_EVERY_MS = 60_000;
 
-/** When each organization was last admitted here; the organizations kept are those. */
+/** When each organization was last admitted here, on the admission's own clock; the organizations kept are those. */
 export function createLastSeen(now: () => number) {
   const seen = new Map<string, number>();
   let lastSweepMs = now();
+  let latestMs = now();
   return {
-    seen(organizationId: string, atMs: number): void {
-      seen.set(organizationId, atMs);
+    seen(organizationId: string): void {
+      latestMs = now();
+      seen.set(organizationId, latestMs);
     },
+    /** Whether no organization was admitted for `ms`: the window of the last one admitted is over when `ms` is a window. */
+    quietFor: (ms: number): boolean => now() - latestMs >= ms,
     /** Organizations tracked here (the `organizations_tracked` metric). */
     size: (): number => seen.size,
     /**

@@ -41,7 +41,10 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & Tra
     calls.forget(organizationId);
     return true;
   };
-  const sweep = setInterval(() => lastSeen.sweep(calls.all, forget), 1000);
+  const sweep = setInterval(() => {
+    if (lastSeen.quietFor(windowMs)) taken.clear();
+    lastSeen.sweep(calls.all, forget);
+  }, 1000);
   sweep.unref();
 
   const ledger: UsageLedger = {
@@ -66,7 +69,7 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & Tra
     ledger,
     async take(organizationId, nowMs, usage) {
       const window = fixedWindowAt(nowMs, windowMs);
-      lastSeen.seen(organizationId, nowMs);
+      lastSeen.seen(organizationId);
       const decision = { limit: requests, resetSeconds: window.resetSeconds, windowSeconds };
       // Counted with a ceiling or without: its calls count as soon as one is set.
       const counts = calls.countsOf(organizationId);

@@ -317,6 +317,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
   const tick = setInterval(() => {
     const nowMs = Date.now();
     for (const queue of queues.values()) if (!queue.calling && nowMs - queue.lastTakeMs >= IDLE_MS) dropLeased(queue);
+    if (lastSeen.quietFor(windowMs)) taken.clear();
     lastSeen.sweep(calls.all, forget);
     for (const [organizationId, counts] of calls.all) {
       const moving = counts.inFlight !== 0 || counts.sending !== 0;
@@ -347,7 +348,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       if (closed || !redisReady(redis)) return Promise.reject(unavailable(new Error('redis not ready')));
       if (usage?.ceiling === null) ceilings.delete(organizationId);
       else if (usage) ceilings.set(organizationId, usage);
-      lastSeen.seen(organizationId, nowMs);
+      lastSeen.seen(organizationId);
       const window = fixedWindowAt(nowMs, windowMs);
       const queue = queueFor(organizationId, window.index);
       queue.lastTakeMs = Date.now();

@@ -26,7 +26,13 @@ describe('request limit on Redis (many instances)', () => {
   const newLimiter = (requests = 3): Admission => {
     const connection = connectRedis({ kind: 'server', url: redis.url }, silent);
     connections.push(connection);
-    const limiter = createRedisAdmission({ requests, windowSeconds: 60, redis: connection, logger: silent });
+    const limiter = createRedisAdmission({
+      requests,
+      windowSeconds: 60,
+      redis: connection,
+      logger: silent,
+      now: () => clock,
+    });
     limiters.push(limiter);
     return limiter;
   };
