@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { access } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_SHUTDOWN_DELAY_SECONDS } from '../../src/config.js';
+import { LOCAL_KEYS } from '../../src/local/seedAccounts.js';
 import { childEnvironment, freePort } from '../support/childEnvironment.js';
 import { type ProcessGroup, startProcessGroup } from '../support/processGroup.js';
 import { tempDir } from '../support/tempDir.js';
@@ -37,6 +39,16 @@ function jsonAfterNpmBanner<T>(stdout: string): T {
   return JSON.parse(stdout.slice(start)) as T;
 }
 
+const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+
+/** The README's first command ("Run it"): `npm ci && npm start …`, and what follows `npm`. */
+function readmeStart(): string[] {
+  const block = /## Run it\n\n```sh\n([^\n]*)\n/.exec(README)?.[1] ?? '';
+  const command = block.replace(/\s+#.*$/, '');
+  assert.match(command, /^npm ci && npm start\b/, block);
+  return command.replace(/^npm ci && npm /, '').split(/\s+/);
+}
+
 /** dist/ as `npm ci` leaves it (its prepare script builds): `npm start` builds nothing. */
 let built: Promise<Run> | undefined;
 
@@ -46,7 +58,7 @@ async function startNpmStart(dataDir: string): Promise<{ gateway: ProcessGroup; 
   const build = await built;
   assert.equal(build.code, 0, build.stderr);
   const port = await freePort();
-  const gateway = startProcessGroup('npm', ['start'], {
+  const gateway = startProcessGroup('npm', readmeStart(), {
     cwd: REPO_ROOT,
     env: childEnvironment({ PORT: String(port), LOCAL_DATA_DIR: dataDir }),
   });
@@ -92,12 +104,19 @@ describe('npm start, as the README says (real processes)', function () {
   it('prints where it listens, the demo key, and a curl line per route that answers 200 in the envelope', async () => {
     const url = /Gateway listening on (\S+)/.exec(banner)?.[1];
     assert.equal(url, `http://127.0.0.1:${port}`);
-    // The gateway's stdout is for a log shipper: JSON lines only (npm's own `> script` lines aside).
+    // The gateway's stdout is for a log shipper: JSON lines only, npm adding none of its own.
     await gateway.waitForOutput(/"msg":"listening"/, 5000);
     const notJson = gateway
       .stdout()
       .split('\n')
-      .filter((line) => line.trim() !== '' && !line.startsWith('> ') && !line.startsWith('{'));
+      .filter((line) => line.trim() !== '')
+      .filter((line) => {
+        try {
+          return typeof JSON.parse(line) !== 'object';
+        } catch {
+          return true;
+        }
+      });
     assert.deepEqual(notJson, []);
     assert.deepEqual(
       logLinesOf(gateway.stdout())
@@ -136,6 +155,26 @@ describe('npm start, as the README says (real processes)', function () {
         errors: unknown;
       };
       assert.deepEqual([body.data.site, body.data.keywords.length, body.meta, body.errors], ['acme.com', 5, {}, []]);
+    }
+  });
+
+  it("the README's first call works: its KEY is the demo key printed, and each seeded key it lists answers as it says", async () => {
+    const demoKey = /Demo key \(organization org_demo, plan pro\):\n\s+(atl_\w+)\n/.exec(banner)?.[1];
+    assert.equal(/^KEY=(atl_\w+)$/m.exec(README)?.[1], demoKey, 'KEY= in the README');
+    const table = [...README.matchAll(/^\| `(atl_\w+)` +\| [^|]+\| (\d{3})(?: `(\w+)`)?: /gm)].map(
+      ([, key, status, reason]) => ({ key, status: Number(status), reason }),
+    );
+    assert.deepEqual(
+      table.map((row) => row.key).sort(),
+      Object.values(LOCAL_KEYS).sort(),
+      'every seeded key listed, once',
+    );
+    for (const row of table) {
+      const answer = await fetch(`http://127.0.0.1:${port}/v1/api/keywords?site=acme.com&limit=1`, {
+        headers: { authorization: `Bearer ${row.key}` },
+      });
+      const body = (await answer.json()) as { errors: Array<{ reason?: string }> };
+      assert.deepEqual([answer.status, body.errors[0]?.reason], [row.status, row.reason], row.key);
     }
   });
 
