@@ -29,10 +29,11 @@ export const DESCRIPTION = [
     'from the organization holding the most calls: 429 `concurrency_share_exceeded` with `Retry-After`. Why: a ' +
     'flood from one organization must neither stall the others nor be refused while capacity is idle.',
   '',
-  '**Unknown keys.** Each client address may present a limited number of keys that turn out unknown per minute; ' +
-    'beyond it, keys never seen to succeed get 429 `unknown_key_budget_spent` with `Retry-After` (no ' +
-    '`RateLimit` fields: no organization is known) before any key check. A key that has succeeded is never ' +
-    'refused by it. Why: guessing keys must stay slow and cheap to refuse.',
+  '**Unknown keys.** Each client (an IPv4 address, or an IPv6 /64) may present a limited number of keys that ' +
+    'turn out unknown per minute; beyond it, keys never seen to succeed get 429 `unknown_key_budget_spent` with ' +
+    '`Retry-After` (no `RateLimit` fields: no organization is known) before any key check. A valid key is never ' +
+    'refused by it: new keys of one client are checked a few at a time, the others wait their turn. Why: ' +
+    'guessing keys must stay slow and cheap to refuse.',
   '',
   'A path that exists asked with a method other than GET or HEAD answers 405 with `Allow` (OPTIONS: 200 with ' +
     '`Allow`, and no CORS fields); an unknown path answers 404. None of these needs a key.',
