@@ -197,7 +197,8 @@ describe('many organizations on fresh instances with Redis (real processes)', fu
         verifies <= 30 + busy.length + 10,
         `verifications while hammered: ${verifies} for ${hammered.length} calls`,
       );
-      assert.ok(busyP99 < 2 * quietP99 + 50, `p99 of the others beside it: ${busyP99} ms, quiet ${quietP99} ms`);
+      // A floor for a quiet machine, where the hammer's own CPU (answers, connections) is what the others meet.
+      assert.ok(busyP99 < 2 * quietP99 + 200, `p99 of the others beside it: ${busyP99} ms, quiet ${quietP99} ms`);
     } finally {
       await upstreams.setVerifyDelay(VERIFY_DELAY_MS);
     }
