@@ -85,8 +85,8 @@ const REQUESTS_WAITING_PER_CONNECTION = 64;
  */
 const NEAR_FULL_SHARE = 0.9;
 
-/** A request sent with the handshake may still be unread when its connection is taken: only later is silence silence. */
-const SILENCE_GRACE_MS = 100;
+/** A request sent with the handshake may still be unread when its connection is taken: only older is silence silence. */
+export const SILENCE_GRACE_MS = 100;
 
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -179,13 +179,21 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
    * Connections in the order they came that may not have sent a byte yet: Node counts them neither
    * idle nor timed out before its header deadline, so silent ones could hold every slot till then.
    */
-  const unheard = new Set<Socket>();
-  /** Closes the oldest connection that never sent a byte; any that did leaves the list. */
-  const shedSilent = (): void => {
-    for (const candidate of unheard) {
-      unheard.delete(candidate);
-      if (candidate.bytesRead === 0) return void candidate.destroy();
+  const unheard = new Map<Socket, number>();
+  /** Closes the oldest connection silent past the grace (any that spoke leaves the list); false when none is. */
+  const shedSilent = (): boolean => {
+    const now = performance.now();
+    for (const [candidate, since] of unheard) {
+      // Past the first too young, the rest came later still.
+      if (candidate.bytesRead > 0) unheard.delete(candidate);
+      else if (now - since < SILENCE_GRACE_MS) return false;
+      else {
+        unheard.delete(candidate);
+        candidate.destroy();
+        return true;
+      }
     }
+    return false;
   };
   server.on('connection', (socket: Socket) => {
     const connection: Connection = { client: undefined, inProgress: new Set(), waiting: [] };
@@ -207,12 +215,13 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
       if (busy(connection)) socket.pause();
     });
     if (maxConnections === undefined) return;
-    // One in, one silent out: the count stays below the cap while any connection is silent.
+    // One in, one silent out (now, or once the youngest silent are past the grace): the count stays
+    // below the cap while any connection is silent.
     if (open >= maxConnections * NEAR_FULL_SHARE) {
       server.closeIdleConnections();
-      setTimeout(shedSilent, SILENCE_GRACE_MS).unref();
+      if (!shedSilent()) setTimeout(shedSilent, SILENCE_GRACE_MS).unref();
     }
-    unheard.add(socket);
+    unheard.set(socket, performance.now());
   });
 
   server.on('clientError', (err: Error & { code?: string; rawPacket?: Buffer }, socket: Duplex) => {
