@@ -47,7 +47,7 @@ export function addOperationalRoutes(
     ? {
         '/v1/openapi.json': serveOpenApi(groups.describe.openApiJson),
         '/docs': serveDocsPage(),
-        '/docs/assets/:name': serveDocsAsset(),
+        '/docs/assets/:name': serveDocsAsset(groups.describe.openApiJson),
       }
     : {};
   const watchRoutes: Routes = {

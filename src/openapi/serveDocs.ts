@@ -58,9 +58,19 @@ const ASSETS: Record<string, { contentType: string; file: string | URL }> = {
 const gzipped = promisify(gzip);
 
 async function readAsset({ file, contentType }: (typeof ASSETS)[string]) {
-  const body = await readFile(file);
+  return assetOf(await readFile(file), contentType);
+}
+
+async function assetOf(body: Buffer, contentType: string) {
   return { contentType, body, gzipped: await gzipped(body), etag: strongEtag(body) };
 }
+
+/**
+ * The document as a script the page runs before swagger-ui starts: the reference renders while the
+ * page loads, so a browser (or a headless screenshot) sees it at the load event, not a spinner
+ * waiting on a request made after it.
+ */
+const DOCUMENT_SCRIPT = 'openapi-document.js';
 
 const loaded = new Map<string, ReturnType<typeof readAsset>>();
 
@@ -94,10 +104,14 @@ export function serveDocsPage(): Middleware<AppState> {
   };
 }
 
-/** GET /docs/assets/:name — only the listed files; any other name is 404. */
-export function serveDocsAsset(): RouterMiddleware<AppState> {
+/** GET /docs/assets/:name — only the listed files and this app's document; any other name is 404. */
+export function serveDocsAsset(openApiJson: string): RouterMiddleware<AppState> {
+  let documentScript: ReturnType<typeof assetOf> | undefined;
   return async (ctx) => {
-    const pending = docsAsset(ctx.params.name ?? '');
+    const name = ctx.params.name ?? '';
+    if (name === DOCUMENT_SCRIPT)
+      documentScript ??= assetOf(Buffer.from(`window.openApiDocument = ${openApiJson};\n`), SCRIPT);
+    const pending = name === DOCUMENT_SCRIPT ? documentScript : docsAsset(name);
     if (pending === undefined) {
       throw new ApiError('NOT_FOUND', 'No such documentation asset.', { reason: 'route_not_found' });
     }

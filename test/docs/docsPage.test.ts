@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { access, constants } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { type Browser, chromium } from 'playwright-core';
 import { createApp } from '../../src/app.js';
 import { fakeServices } from '../support/fakeServices.js';
@@ -94,7 +96,7 @@ describe('GET /docs in headless Chromium', function () {
         assert.ok(statuses.includes(status), `status ${status} shown`);
 
       assert.ok(
-        requested.some((url) => url === `${origin}/v1/openapi.json`),
+        requested.some((url) => url === `${origin}/docs/assets/openapi-document.js`),
         'the page loaded the document',
       );
       const elsewhere = requested.filter((url) => new URL(url).origin !== origin);
@@ -103,5 +105,17 @@ describe('GET /docs in headless Chromium', function () {
     } finally {
       await context.close();
     }
+  });
+
+  it('is rendered by the load event: what headless Chromium dumps without waiting shows the four routes, no spinner', async () => {
+    assert.ok(server);
+    // `--dump-dom` (as `--screenshot`) takes the page as it stands once loaded, giving it no more time.
+    const { stdout } = await promisify(execFile)(CHROMIUM, [...CHROMIUM_ARGS, '--dump-dom', `${server.url}/docs`], {
+      timeout: 45_000,
+      maxBuffer: 32 * 1024 * 1024,
+    });
+    const shown = [...stdout.matchAll(/class="opblock-summary-path" data-path="([^"]+)"/g)].map((match) => match[1]);
+    assert.deepEqual(shown.sort(), [...PUBLIC_PATHS].sort());
+    assert.doesNotMatch(stdout, /class="loading-container"/);
   });
 });
