@@ -21,6 +21,9 @@ const CLIENTS = 8;
 const TENANTS: TenantGroup = { name: 'fleet', count: 2000 };
 /** As a key service across a network answers. */
 const VERIFY_DELAY_MS = 30;
+/** The rolling restart's requests a second, each from the next organization (what the test's upstreams, one process,
+ * answer on a busy 2-core machine). */
+const PER_SECOND = 100;
 
 interface Tally {
   readonly statuses: Map<number, number>;
@@ -99,11 +102,15 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
   };
   const stateOf = async (name: string) => (await balancer?.states())?.[name];
 
-  /** Client loops through the balancer until `stop()`, each request after the last one's answer, each `caller`'s. */
+  /**
+   * Through the balancer until `stop()`, each request `caller`'s: `clients` loops, each request after the last one's
+   * answer; or, with `perSecond`, requests started at that rate whatever the answers, as independent callers arrive.
+   */
   const load = (
     paths: (client: number, i: number) => string,
     clients = CLIENTS,
     caller: (client: number, i: number) => Tenant = () => reader,
+    perSecond?: number,
   ) => {
     const tally: Tally & { withoutRetryAfter: number } = {
       statuses: new Map(),
@@ -112,25 +119,39 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
       reasons: new Set<string>(),
     };
     let stopped = false;
+    const ask = async (client: number, i: number) => {
+      const answer = await tenantGet(balancer?.url ?? '', paths(client, i), caller(client, i));
+      if (answer.status === 0) tally.notGateway.push(`connection: ${answer.reason}`);
+      else {
+        tally.statuses.set(answer.status, (tally.statuses.get(answer.status) ?? 0) + 1);
+        if (!answer.fromGateway) tally.notGateway.push(`${answer.status} from the balancer`);
+        if (answer.status === 503 && answer.retryAfter === undefined) tally.withoutRetryAfter += 1;
+        if (answer.status !== 200) tally.reasons.add(`${answer.status} ${answer.reason}`);
+      }
+    };
     const loop = async (client: number) => {
       for (let i = 0; !stopped; i++) {
-        const answer = await tenantGet(balancer?.url ?? '', paths(client, i), caller(client, i));
-        if (answer.status === 0) tally.notGateway.push(`connection: ${answer.reason}`);
-        else {
-          tally.statuses.set(answer.status, (tally.statuses.get(answer.status) ?? 0) + 1);
-          if (!answer.fromGateway) tally.notGateway.push(`${answer.status} from the balancer`);
-          if (answer.status === 503 && answer.retryAfter === undefined) tally.withoutRetryAfter += 1;
-          if (answer.status !== 200) tally.reasons.add(`${answer.status} ${answer.reason}`);
-        }
+        await ask(client, i);
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
     };
-    const loops = Array.from({ length: clients }, (_, client) => loop(client));
+    const started: Array<Promise<void>> = [];
+    const pace = async (rate: number) => {
+      const since = performance.now();
+      for (let i = 0; !stopped; i++) {
+        const wait = since + (i * 1000) / rate - performance.now();
+        if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+        started.push(ask(i % clients, i));
+      }
+    };
+    const loops =
+      perSecond === undefined ? Array.from({ length: clients }, (_, client) => loop(client)) : [pace(perSecond)];
     return {
       tally,
       async stop() {
         stopped = true;
         await Promise.all(loops);
+        await Promise.all(started);
       },
     };
   };
@@ -143,6 +164,7 @@ describe('a fleet of three instances behind haproxy (real processes)', function 
       (client, i) => `/v1/api/keywords?site=acme.com&limit=${1 + ((client + i) % 20)}`,
       CLIENTS,
       () => tenants[calls++ % tenants.length] as Tenant,
+      PER_SECOND,
     );
     try {
       await eventually('traffic flows', () => (traffic.tally.statuses.get(200) ?? 0) >= 50, 20_000);
