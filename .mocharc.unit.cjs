@@ -32,6 +32,7 @@ module.exports = {
     'test/usage/ceilingChange.test.ts',
     'test/usage/deliveredAnswers.test.ts',
     'test/usage/sharedCeiling.test.ts',
+    'test/usage/periodTurn.test.ts',
     'test/usage/redisClusterUsage.test.ts',
     'test/usage/redisUsageBuffer.test.ts',
     'test/usage/usageSpool.test.ts',

@@ -28,10 +28,20 @@ if hasCeiling or redis.call('EXISTS', KEYS[2]) == 1 then
   local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
   local waiting, acknowledged, inFlight = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
   local baseWaiting, baseAcknowledged, folded = 0, 0, false
+  -- The period the dead instances' calls in gone were counted for: a later one starts without them.
+  local period = tonumber(ARGV[15]) or 0
+  local goneFor = tonumber(redis.call('HGET', KEYS[2], 'gone period') or '0')
+  local turn = goneFor > 0 and period > goneFor
+  if period > goneFor then redis.call('HSET', KEYS[2], 'gone period', period) end
   local fields = redis.call('HGETALL', KEYS[2])
   for i = 1, #fields, 2 do
     local w, a, f, u = string.match(fields[i + 1], '^(-?%d+) (%d+) (%d+) (%d+)$')
-    if fields[i] ~= id and w then
+    if fields[i] ~= id and w and turn and tonumber(u) <= now then
+      -- Dead instances' waiting belongs to the period that ended: their acknowledgements stay in the sums.
+      acknowledged = acknowledged + tonumber(a)
+      baseAcknowledged, folded = baseAcknowledged + tonumber(a), true
+      if fields[i] ~= 'gone' then redis.call('HDEL', KEYS[2], fields[i]) end
+    elseif fields[i] ~= id and w then
       waiting = waiting + tonumber(w)
       acknowledged = acknowledged + tonumber(a)
       if tonumber(u) > now then
@@ -109,6 +119,8 @@ declare module 'ioredis' {
       fieldLifetimeMs: number,
       ceilingLifetimeMs: number,
       sending: number,
+      /** The end (ms) of the period the verification is for; '' without one. */
+      periodEnd: number | '',
     ): Result<[granted: number, count: number, room: number, doubt: number], Context>;
     acknowledgedCalls(ceilingKey: string): Result<number, Context>;
   }

@@ -89,8 +89,10 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & Tra
       counts.inFlight += 1;
       return granted(policy, window.resetSeconds, requests - count, (kept, limitToo) => {
         counts.inFlight -= 1;
-        if (kept) counts.waiting += 1;
-        else if (limitToo) taken.remove(organizationId, window.index);
+        if (kept) {
+          counts.waiting += 1;
+          counts.held += 1;
+        } else if (limitToo) taken.remove(organizationId, window.index);
       });
     },
     available: () => true,

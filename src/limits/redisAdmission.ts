@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { type RedisConnection, redisReady, withinCommandTimeout } from '../redis/connectRedis.js';
-import { createCallCounts } from '../usage/usageLedger.js';
+import { createCallCounts, startPeriod } from '../usage/usageLedger.js';
 import {
   type Admission,
   type AdmissionOptions,
@@ -101,7 +101,13 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
   /** When each organization's counts were last sent to Redis (this machine's clock, as `until` is Redis's). */
   const writtenAt = new Map<string, number>();
   const script = (organizationId: string, windowIndex: number, want: number, usage: CallerUsage | undefined) => {
-    const { waiting, acknowledged, inFlight, sending } = calls.countsOf(organizationId);
+    const counts = calls.countsOf(organizationId);
+    const periodEnd = usage?.periodEnd.getTime() ?? 0;
+    // Its period over (by this clock, or a verification says so): the counts start the next one.
+    if (counts.periodEnd > 0 && (Date.now() >= counts.periodEnd || periodEnd > counts.periodEnd)) {
+      startPeriod(counts, periodEnd > Date.now() ? periodEnd : 0);
+    } else if (counts.periodEnd === 0 && periodEnd > Date.now()) counts.periodEnd = periodEnd;
+    const { waiting, acknowledged, inFlight, sending } = counts;
     writtenAt.set(organizationId, Date.now());
     const lifetimeMs = usage
       ? Math.max(FIELD_LIFETIME_MS, usage.periodEnd.getTime() + PERIOD_END_MARGIN_MS - Date.now())
@@ -126,6 +132,7 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
         FIELD_LIFETIME_MS,
         lifetimeMs,
         sending,
+        usage ? periodEnd : '',
       ),
     );
   };
@@ -215,8 +222,10 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       }
       const counts = calls.countsOf(organizationId);
       counts.inFlight -= 1;
-      if (kept) counts.waiting += 1;
-      else {
+      if (kept) {
+        counts.waiting += 1;
+        counts.held += 1;
+      } else {
         if (limitToo) taken.remove(organizationId, queue.windowIndex);
         writeSoon(organizationId);
       }
@@ -323,7 +332,8 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
       const moving = counts.inFlight !== 0 || counts.sending !== 0;
       if (!moving && !ceilings.has(organizationId)) continue;
       const renewAfterMs = moving ? FIELD_LIFETIME_MS / 3 : SETTLED_RENEW_MS;
-      if (nowMs - (writtenAt.get(organizationId) ?? 0) >= renewAfterMs) writeSoon(organizationId);
+      const periodOver = counts.periodEnd > 0 && nowMs >= counts.periodEnd;
+      if (periodOver || nowMs - (writtenAt.get(organizationId) ?? 0) >= renewAfterMs) writeSoon(organizationId);
     }
   }, IDLE_MS);
   tick.unref();
@@ -332,8 +342,10 @@ export function createRedisAdmission(options: RedisAdmissionOptions): Admission 
     ledger: {
       ...calls.ledger,
       // Calls taken over from another instance stay counted in its field (folded into `gone` once
-      // it is dead); their acknowledgement here subtracts them.
-      adopted() {},
+      // it is dead) for this period; their acknowledgement here subtracts them. A new period counts them here.
+      adopted(organizationId, taken) {
+        calls.countsOf(organizationId).held += taken;
+      },
       async beforeVerify(organizationId) {
         // The key's organization is not known yet: its answer is asked again, knowing it.
         if (organizationId === undefined) return { acknowledgedFor: () => null, end() {} };

@@ -69,6 +69,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const queue = (options.queue ?? ((hooks) => createMemoryQueue(hooks.perRound)))({
     perRound: batchSize,
     wake: () => timer.soon(),
+    adopted: (events) => tell(events, 'adopted'),
     stored: (events) => spool?.safe(events),
   });
 

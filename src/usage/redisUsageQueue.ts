@@ -57,6 +57,7 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
     for (const { entryId, events } of entries) memory.append({ entryId, events, finished: false });
     ownEntries += entries.length;
     if (entries.length === 0) return;
+    hooks.adopted?.(entries.flatMap((entry) => entry.events));
     logger.info({ entries: entries.length }, 'usage events another instance left in redis: delivering');
     hooks.wake();
   };

@@ -1,6 +1,6 @@
 /** What the delivery loop tells the ceiling's count, per organization (README.md): only sums over instances mean anything. */
 export interface UsageLedger {
-  /** Calls admitted by an earlier instance (a spool), now kept here until acknowledged. */
+  /** Calls recorded by another instance (a spool, or with Redis its entries taken over), now kept here until acknowledged. */
   adopted(organizationId: string, calls: number): void;
   /** On their way to the key service: counted there or not, until acknowledged or dropped. */
   sending(organizationId: string, calls: number): void;
@@ -25,6 +25,10 @@ export interface VerifySent {
 /** One instance's counts for one organization (README.md, "The ceiling's arithmetic"); `waiting` may go below zero. */
 export interface CallCounts {
   waiting: number;
+  /** Calls this instance keeps until the key service has them, its own and those it took in: never below zero. */
+  held: number;
+  /** The end (ms) of the period `waiting` counts for; 0 when not known. */
+  periodEnd: number;
   acknowledged: number;
   inFlight: number;
   /** Of `waiting`, on their way to the key service. */
@@ -34,7 +38,16 @@ export interface CallCounts {
 
 /** Nothing of the organization is admitted, recorded or on its way here; a negative `waiting` (calls of another instance acknowledged here) is a settled offset. */
 export const settled = (counts: CallCounts): boolean =>
-  counts.inFlight === 0 && counts.sending === 0 && counts.waiting <= 0;
+  counts.inFlight === 0 && counts.sending === 0 && counts.waiting <= 0 && counts.held === 0;
+
+/**
+ * A new period counts what this instance keeps, nothing more: calls of other instances it acknowledged
+ * (a negative `waiting`) offset their fields of the period that ended, which the new one does not count.
+ */
+export function startPeriod(counts: CallCounts, periodEnd: number): void {
+  counts.waiting = counts.held;
+  counts.periodEnd = periodEnd;
+}
 
 /** One instance's counts by organization, and the delivery seam over them; `changed` hears of each send, acknowledgement or drop. */
 export function createCallCounts(changed: (organizationId: string, acknowledged: number) => void): {
@@ -48,7 +61,7 @@ export function createCallCounts(changed: (organizationId: string, acknowledged:
   const countsOf = (organizationId: string): CallCounts => {
     let counts = all.get(organizationId);
     if (!counts) {
-      counts = { waiting: 0, acknowledged: 0, inFlight: 0, sending: 0, nearCeiling: false };
+      counts = { waiting: 0, held: 0, periodEnd: 0, acknowledged: 0, inFlight: 0, sending: 0, nearCeiling: false };
       all.set(organizationId, counts);
     }
     return counts;
@@ -57,6 +70,7 @@ export function createCallCounts(changed: (organizationId: string, acknowledged:
   const delivered = (organizationId: string, calls: number, acknowledged: number): void => {
     const counts = countsOf(organizationId);
     counts.waiting -= calls;
+    counts.held = Math.max(0, counts.held - calls);
     counts.sending -= calls;
     counts.acknowledged += acknowledged;
     changed(organizationId, acknowledged);
@@ -67,7 +81,9 @@ export function createCallCounts(changed: (organizationId: string, acknowledged:
     forget: (organizationId) => all.delete(organizationId),
     ledger: {
       adopted(organizationId, calls) {
-        countsOf(organizationId).waiting += calls;
+        const counts = countsOf(organizationId);
+        counts.waiting += calls;
+        counts.held += calls;
       },
       sending(organizationId, calls) {
         countsOf(organizationId).sending += calls;

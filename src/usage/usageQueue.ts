@@ -32,6 +32,8 @@ export interface QueueHooks {
   readonly perRound: number;
   /** Rounds another instance left are now kept here: send soon. */
   wake(): void;
+  /** Events another instance recorded, now kept here (the ceiling's count hears of them). */
+  adopted?(events: readonly UsageEvent[]): void;
   /** Events now stored where another instance finds them. */
   stored(events: readonly UsageEvent[]): void;
 }

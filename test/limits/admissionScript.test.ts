@@ -10,6 +10,7 @@ import { type RedisServer, skipWithoutRedis, startRedisServer } from '../support
 const ORG = 'org_script';
 const WINDOW = 7;
 const LIFETIME = 60_000;
+const PERIOD_END = Date.UTC(2026, 11, 1);
 
 describe('admission script (Redis)', () => {
   let redis: RedisServer;
@@ -20,7 +21,7 @@ describe('admission script (Redis)', () => {
     instance: string,
     want: number,
     counts: { taken?: number; waiting?: number; acknowledged?: number; inFlight?: number; sending?: number } = {},
-    usage: { ceiling: number | ''; used?: number; acknowledgedBefore?: number } = { ceiling: '' },
+    usage: { ceiling: number | ''; used?: number; acknowledgedBefore?: number; periodEnd?: number } = { ceiling: '' },
     allowance = 1000,
   ) =>
     connection.admit(
@@ -41,6 +42,7 @@ describe('admission script (Redis)', () => {
       15_000,
       LIFETIME,
       counts.sending ?? 0,
+      usage.ceiling === '' ? '' : (usage.periodEnd ?? PERIOD_END),
     );
   const field = (instance: string) => connection.hget(ceilingKey(ORG), instance);
 
@@ -140,6 +142,71 @@ describe('admission script (Redis)', () => {
     assert.equal(granted, 100 - 50 + 2, 'its -2 waiting still counted');
     assert.equal(await field('gone'), '-2 9 0 0');
     assert.equal(await connection.acknowledgedCalls(ceilingKey(ORG)), 9);
+  });
+
+  it("starts a new period from the key service's count alone: dead instances' calls and the offsets against them stay in the period that ended", async () => {
+    const next = Date.UTC(2027, 0, 1);
+    const organizations = Array.from({ length: 20 }, (_, i) => `org_period_${i}`);
+    const write = (
+      organization: string,
+      instance: string,
+      want: number,
+      waiting: number,
+      acknowledged: number,
+      usage: { used: number; acknowledgedBefore: number; periodEnd: number },
+    ) =>
+      connection.admit(
+        windowKey(organization, WINDOW),
+        ceilingKey(organization),
+        sendingKey(organization),
+        instance,
+        0,
+        1000,
+        LIFETIME,
+        want,
+        100,
+        usage.used,
+        usage.acknowledgedBefore,
+        waiting,
+        acknowledged,
+        0,
+        15_000,
+        LIFETIME,
+        0,
+        usage.periodEnd,
+      );
+    for (const [i, organization] of organizations.entries()) {
+      // Earlier dead instances: i calls recorded and lost; one dead since: 5 recorded, 3 of them taken over and
+      // acknowledged by the live instance (its waiting -3), 2 lost.
+      await connection.hset(ceilingKey(organization), 'gone', `${i} 6 0 0`, 'dead-instance', '5 4 0 1000');
+      const [, , roomBefore] = await write(organization, 'live', 0, -3, 10, {
+        used: 50,
+        acknowledgedBefore: 20,
+        periodEnd: PERIOD_END,
+      });
+      assert.equal(roomBefore, 100 - 50 - (i + 5 - 3), 'within its period the lost calls count');
+    }
+    for (const organization of organizations) {
+      // The next period: the live instance keeps nothing, and counts what it keeps (startPeriod).
+      const usage = { used: 0, acknowledgedBefore: 20, periodEnd: next };
+      const [granted, , room] = await write(organization, 'live', 100, 0, 10, usage);
+      assert.deepEqual([granted, room], [100, 0], `${organization}: the whole ceiling, as the key service counts`);
+      assert.equal(
+        await connection.acknowledgedCalls(ceilingKey(organization)),
+        20,
+        'acknowledgements stay in the sums',
+      );
+      assert.equal(await connection.hget(ceilingKey(organization), 'dead-instance'), null);
+      // An instance still in the period that ended counts what it keeps, in the new one too.
+      const [, , roomAfter] = await write(organization, 'other', 0, 2, 0, {
+        used: 0,
+        acknowledgedBefore: 20,
+        periodEnd: PERIOD_END,
+      });
+      assert.equal(roomAfter, 100 - 100 - 2);
+      const [again] = await write(organization, 'live', 1, 100, 10, usage);
+      assert.equal(again, 0, 'its 100 recorded: no place past the ceiling');
+    }
   });
 
   it('writes no ceiling key for an organization that never had one', async () => {
