@@ -212,6 +212,10 @@ describe('the container image, reproduced (Dockerfile, real process)', function 
     gateway.signalGroup('SIGTERM');
     assert.deepEqual(await gateway.exitWithin(15_000), { code: 0, signal: null }, gateway.stderr());
     assert.doesNotMatch(gateway.stdout() + gateway.stderr(), /EACCES|EROFS|read-only/i);
+    // The image's stdout, for a log collector: JSON lines and nothing else, start to exit.
+    const lines = gateway.stdout().split('\n').filter(Boolean);
+    assert.ok(lines.length >= 2);
+    for (const line of lines) assert.doesNotThrow(() => JSON.parse(line), line);
     for (const entry of await readdir(join(app, 'data'))) assert.ok(['usage-spool'].includes(entry), entry);
   });
 });
