@@ -1,5 +1,5 @@
 import { METHODS } from 'node:http';
-import Router from '@koa/router';
+import Router, { type RouterContext } from '@koa/router';
 import Koa, { type Middleware } from 'koa';
 import type { AppState } from './appState.js';
 import { toApiError } from './errors.js';
@@ -20,7 +20,8 @@ import type { Services } from './services.js';
 
 /**
  * The whole request path: observe (request id; error envelope; metrics and log line once answered)
- * → router (404 and 405 before auth; openapi, docs, metrics, readyz need no key) → public route:
+ * → a public route by its exact path (one map lookup), else the router (404 and 405 before auth; openapi,
+ * docs, metrics, readyz need no key) → public route:
  * authenticate → admit (a unit of the request limit and a place under the ceiling, together) → room
  * to count it? → answer (cache → platform → mapper) → once the answer is written whole, count usage; else give
  * back what admission took.
@@ -35,7 +36,7 @@ export function createApp(services: Services): Koa<AppState> {
     refusalDelayMs: services.refusalDelayMs ?? 0,
     trustedProxyHops,
   });
-  const { app, router } = routedApp([observe, refuseKeyInUrl()]);
+  const { app, router, getRoute } = routedApp([observe, refuseKeyInUrl()]);
   const openApiJson = JSON.stringify(buildOpenApiDocument(PUBLIC_ROUTES, { publicBaseUrl: services.publicBaseUrl }));
   const operational = { metrics, readiness: services.readiness ?? alwaysReady() };
   addOperationalRoutes(router, operational, {
@@ -46,7 +47,7 @@ export function createApp(services: Services): Koa<AppState> {
   });
   for (const route of PUBLIC_ROUTES) {
     const answer = handleRoute(route, { ...services, metrics });
-    router.get(route.path, async (ctx) => {
+    getRoute(route.path, async (ctx) => {
       ctx.state.route = route.path;
       // Every answer here, refusals included, depends on the key presented.
       ctx.res.setHeader('Vary', CALLER_VARY);
@@ -92,11 +93,26 @@ export function createAdminApp(services: Pick<Services, 'logger' | 'metrics' | '
   return app;
 }
 
-/** A Koa app running `first`, then the router, whose routes the caller adds. */
-function routedApp(first: Middleware<AppState>[]): { app: Koa<AppState>; router: Router<AppState> } {
+type RouteAnswer = (ctx: RouterContext<AppState>) => Promise<void>;
+
+/**
+ * A Koa app running `first`, then the router, whose routes the caller adds. `getRoute` adds a GET
+ * route (HEAD too) that a request for its exact path reaches by one map lookup, before the fallback
+ * and the router's matching and chain; the router still knows the path, for its 405 and OPTIONS.
+ */
+function routedApp(first: Middleware<AppState>[]): {
+  app: Koa<AppState>;
+  router: Router<AppState>;
+  getRoute: (path: string, answer: RouteAnswer) => void;
+} {
   const app = new Koa<AppState>();
   app.silent = true; // failures are logged once, by observeRequests
   for (const middleware of first) app.use(middleware);
+  const direct = new Map<string, RouteAnswer>();
+  app.use((ctx, next) => {
+    const answer = ctx.method === 'GET' || ctx.method === 'HEAD' ? direct.get(ctx.path) : undefined;
+    return answer === undefined ? next() : answer(ctx as RouterContext<AppState>);
+  });
   // Every method Node parses is known to the router, so an unknown path with any method falls
   // through to the 404 fallback and a known path with another method is a 405. Strict and
   // case-sensitive: each route has one path, and a trailing slash or another case is a 404.
@@ -104,5 +120,9 @@ function routedApp(first: Middleware<AppState>[]): { app: Koa<AppState>; router:
   app.use(routeNotFound());
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true, methodNotAllowed, notImplemented: methodNotAllowed }));
-  return { app, router };
+  const getRoute = (path: string, answer: RouteAnswer): void => {
+    direct.set(path, answer);
+    router.get(path, answer);
+  };
+  return { app, router, getRoute };
 }
