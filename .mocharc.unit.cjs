@@ -33,6 +33,7 @@ module.exports = {
     'test/usage/deliveredAnswers.test.ts',
     'test/usage/sharedCeiling.test.ts',
     'test/usage/periodTurn.test.ts',
+    'test/usage/acknowledgedOnce.test.ts',
     'test/usage/redisClusterUsage.test.ts',
     'test/usage/redisUsageBuffer.test.ts',
     'test/usage/usageSpool.test.ts',

@@ -61,7 +61,10 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
   const flushIntervalMs = options.flushIntervalMs ?? 1000;
   const now = options.now ?? (() => new Date());
   const maxPending = options.maxPending ?? DEFAULT_MAX_PENDING;
-  const tell = (events: readonly UsageEvent[], step: 'adopted' | 'sending' | 'acknowledged' | 'dropped'): void => {
+  const tell = (
+    events: readonly UsageEvent[],
+    step: 'adopted' | 'sending' | 'acknowledged' | 'dropped' | 'repeated',
+  ): void => {
     if (!ledger) return;
     for (const [organizationId, calls] of Object.entries(countByOrganization(events)))
       ledger[step](organizationId, calls);
@@ -118,11 +121,28 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
       retryAfterSeconds: err instanceof UpstreamError ? err.retryAfterSeconds : undefined,
     });
 
-  const finish = (current: Round[], step: 'acknowledged' | 'dropped'): void => {
+  /** Adopted calls may come in two copies (Redis's and a spool's, at a deadline): each acknowledgement is told once. */
+  const acknowledge = async (rounds: readonly Round[]): Promise<void> => {
+    tell(eventsOf(rounds.filter((round) => !round.adopted)), 'acknowledged');
+    const adopted = eventsOf(rounds.filter((round) => round.adopted));
+    if (adopted.length === 0) return;
+    const first = new Set(await queue.acknowledgedOnce(adopted));
+    tell(
+      adopted.filter((event) => first.has(event)),
+      'acknowledged',
+    );
+    tell(
+      adopted.filter((event) => !first.has(event)),
+      'repeated',
+    );
+  };
+
+  const finish = async (current: Round[], step: 'acknowledged' | 'dropped'): Promise<void> => {
     batch = null;
     queue.finish(current);
     const events = eventsOf(current);
-    tell(events, step);
+    if (step === 'acknowledged') await acknowledge(current);
+    else tell(events, step);
     spool?.safe(events);
     if (queue.size() === 0) for (const wake of drainedWaiters.splice(0)) wake();
   };
@@ -164,7 +184,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
               { err, dropped: events.length, organizations: countByOrganization(events) },
               'usage batch refused by the key service as malformed: dropped, these calls are not counted',
             );
-            finish(current, 'dropped');
+            await finish(current, 'dropped');
             continue;
           }
           failures += 1;
@@ -179,7 +199,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
           return;
         }
         failures = 0;
-        finish(current, 'acknowledged');
+        await finish(current, 'acknowledged');
         options.onFlushed?.(events.length);
         // Outside shutdown, a partial batch waits for the flush interval to fill up.
         if (!closing && !hurry && queue.unsent() < batchSize) break;

@@ -54,7 +54,7 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
   };
 
   const takeIn = (entries: readonly StoredRound[]): void => {
-    for (const { entryId, events } of entries) memory.append({ entryId, events, finished: false });
+    for (const { entryId, events } of entries) memory.append({ entryId, events, finished: false, adopted: true });
     ownEntries += entries.length;
     if (entries.length === 0) return;
     hooks.adopted?.(entries.flatMap((entry) => entry.events));
@@ -154,6 +154,10 @@ function createRedisUsageQueue(options: RedisQueueOptions, hooks: QueueHooks): U
     finish(batch) {
       memory.finish(batch);
       for (const round of batch) if (round.entryId !== null) removable.push(round);
+    },
+    async acknowledgedOnce(events) {
+      // Redis unreachable: told as before, each copy (the fault is logged where Redis refused).
+      return stream.firstAcknowledged(events).catch(() => events);
     },
     closeMs: 3 * REDIS_COMMAND_TIMEOUT_MS,
     async close(deadline) {

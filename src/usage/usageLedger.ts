@@ -8,6 +8,8 @@ export interface UsageLedger {
   acknowledged(organizationId: string, calls: number): void;
   /** The key service refused them as malformed: they are not counted anywhere. */
   dropped(organizationId: string, calls: number): void;
+  /** Adopted calls whose other copy another instance delivered and told acknowledged: done here, told nowhere twice. */
+  repeated(organizationId: string, calls: number): void;
   /** Whether the organization's last admission left it near its ceiling: its calls go out at once. */
   isNearCeiling(organizationId: string): boolean;
   /** Called before a verify is sent (`organizationId`: the key's organization, when known). */
@@ -90,6 +92,12 @@ export function createCallCounts(changed: (organizationId: string, acknowledged:
         changed(organizationId, 0);
       },
       acknowledged: (organizationId, calls) => delivered(organizationId, calls, calls),
+      repeated(organizationId, calls) {
+        const counts = countsOf(organizationId);
+        counts.held = Math.max(0, counts.held - calls);
+        counts.sending -= calls;
+        changed(organizationId, 0);
+      },
       dropped: (organizationId, calls) => delivered(organizationId, calls, 0),
       isNearCeiling: (organizationId) => all.get(organizationId)?.nearCeiling ?? false,
     },

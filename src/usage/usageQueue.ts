@@ -7,6 +7,8 @@ export interface Round {
   entryId: string | null;
   /** Acknowledged or dropped by the key service. */
   finished: boolean;
+  /** Recorded by another instance (a spool's, or an entry taken over): another copy may be delivered too. */
+  readonly adopted: boolean;
 }
 
 /** What the delivery loop sends from: every call counted here, until the key service acknowledges it. */
@@ -15,8 +17,10 @@ export interface UsageQueue {
   size(): number;
   unsent(): number;
   push(call: RecordedCall): void;
-  /** Events that have their ids already (a spool's). */
+  /** Events another instance recorded (a spool's): they have their ids already. */
   add(events: readonly UsageEvent[]): void;
+  /** Of these adopted events, those no instance was told acknowledged before (the rest came in two copies). */
+  acknowledgedOnce(events: readonly UsageEvent[]): Promise<readonly UsageEvent[]>;
   /** The next batch: the oldest rounds not sent yet, whole, up to `max` events (one round at least). */
   take(max: number): Round[];
   /** The batch taken last was acknowledged or dropped. */
@@ -56,17 +60,19 @@ export function createMemoryQueue(perRound: number, onRound: (round: Round) => v
   /** Gives the recorded calls their ids, as rounds. */
   const closeCalls = (): void => {
     size -= calls.length;
-    while (calls.length > 0) add(calls.splice(0, perRound).map(toUsageEvent));
+    while (calls.length > 0) addRounds(calls.splice(0, perRound).map(toUsageEvent), false);
   };
-  const add = (events: readonly UsageEvent[]): void => {
+  const addRounds = (events: readonly UsageEvent[], adopted: boolean): void => {
     for (let start = 0; start < events.length; start += perRound)
-      append({ events: events.slice(start, start + perRound), entryId: null, finished: false });
+      append({ events: events.slice(start, start + perRound), entryId: null, finished: false, adopted });
   };
   return {
     rounds,
     append,
     closeCalls,
-    add,
+    add: (events: readonly UsageEvent[]) => addRounds(events, true),
+    // On its own, an instance's spool is the only copy.
+    acknowledgedOnce: async (events: readonly UsageEvent[]) => events,
     closeMs: 0,
     size: () => size,
     unsent: () => size - inBatch,

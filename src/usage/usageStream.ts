@@ -21,6 +21,11 @@ declare module 'ioredis' {
 }
 
 export const USAGE_STREAM_KEY = 'gateway:{usage}:events';
+/**
+ * How long an adopted event's acknowledgement is remembered: its other copy (Redis's, or a spool's) is
+ * delivered within a spool lease or a lease of the stream, unless no instance runs for that long.
+ */
+const ACKNOWLEDGED_FOR_MS = 24 * 3_600_000;
 export const USAGE_STREAM_GROUP = 'gateway-usage';
 
 /** The key of the count of events a stream holds: beside it, in its hash slot. */
@@ -171,6 +176,17 @@ export function createUsageStream({ redis }: { readonly redis: RedisConnection }
         if (own.length === 0) return;
         await remove(own.map(([entryId]) => entryId));
       }
+    },
+    /** Of these adopted events, those whose acknowledgement no instance noted before: noted now, once each. */
+    async firstAcknowledged(events: readonly UsageEvent[]): Promise<UsageEvent[]> {
+      const pipeline = redis.pipeline();
+      for (const event of events) pipeline.set(`${key}:acknowledged:${event.id}`, '1', 'PX', ACKNOWLEDGED_FOR_MS, 'NX');
+      const answers = (await pipeline.exec()) ?? [];
+      return events.filter((_, i) => {
+        const [err, answer] = answers[i] ?? [new Error('no answer'), null];
+        if (err) throw err;
+        return answer === 'OK';
+      });
     },
     /** Ends the lease: the next instance to check takes over what is left. */
     async letGo(): Promise<void> {

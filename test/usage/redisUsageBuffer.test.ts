@@ -50,10 +50,12 @@ class CountingSink implements UsageSink {
 
 /** A ledger that only notes what the buffer tells it, per step and organization. */
 function notingLedger() {
-  const told: Record<'sending' | 'acknowledged' | 'dropped', Record<string, number>> = {
+  const told: Record<'adopted' | 'sending' | 'acknowledged' | 'dropped' | 'repeated', Record<string, number>> = {
+    adopted: {},
     sending: {},
     acknowledged: {},
     dropped: {},
+    repeated: {},
   };
   const note = (step: keyof typeof told) => (organizationId: string, calls: number) => {
     told[step][organizationId] = (told[step][organizationId] ?? 0) + calls;
@@ -63,10 +65,11 @@ function notingLedger() {
   };
   const ledger: UsageLedger = {
     beforeVerify: unused,
-    adopted: unused,
+    adopted: note('adopted'),
     sending: note('sending'),
     acknowledged: note('acknowledged'),
     dropped: note('dropped'),
+    repeated: note('repeated'),
     isNearCeiling: () => false,
   };
   return { ledger, told };
