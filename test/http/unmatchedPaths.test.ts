@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import type { Authenticator } from '../../src/auth/principal.js';
 import { assertSafeFailure, type ServedApp, serveApp } from '../support/callApi.js';
 import { fakeAuthenticator } from '../support/fakeServices.js';
+import { keywordsData, stubPlatform } from '../support/platformAnswers.js';
 
 const ROUTE_PATHS = ['/v1/api/rankings', '/v1/api/ai-visibility/summary', '/v1/api/keywords', '/v1/api/audit-issues'];
 
@@ -57,6 +58,20 @@ describe('unmatched paths and methods', () => {
       }
     }
     assert.equal(authentications, 0, 'the authenticator was never asked');
+  });
+
+  it('answers HEAD on a route as GET, without a body', async () => {
+    const served = await serveApp({ platform: stubPlatform(() => keywordsData()) });
+    try {
+      const got = await served.call('/v1/api/keywords?site=example.com');
+      const head = await served.call('/v1/api/keywords?site=example.com', { method: 'HEAD' });
+      assert.equal(got.status, 200);
+      assert.equal(head.status, 200);
+      assert.equal(head.headers.get('etag'), got.headers.get('etag'));
+      assert.equal(head.text, '');
+    } finally {
+      await served.close();
+    }
   });
 
   it('answers OPTIONS on the four routes with Allow and no CORS fields, before authentication', async () => {
