@@ -198,21 +198,22 @@ describe('platform client', () => {
     const impatient = createPlatformClient({
       url: PLATFORM_URL,
       token: PLATFORM_TOKEN,
-      timeoutMs: 100,
+      // Generous, so that even a starved process reaches the platform before it: the answer comes later still.
+      timeoutMs: 1000,
       onCall: (operation, _seconds, outcome) => calls.push({ operation, outcome }),
     });
-    const { scope } = mockPlatform({ body: graphqlData(ANSWER), delayMs: 600 });
+    const { scope } = mockPlatform({ body: graphqlData(ANSWER), delayMs: 3000 });
     await assert.rejects(() => impatient.request(AiVisibilityDocument, VARIABLES), upstream('timeout'));
     scope.done();
     assert.deepEqual(calls, [{ operation: 'AiVisibility', outcome: 'timeout' }]);
   });
 
   it('turns an answer whose body is still arriving at timeoutMs into timeout', async () => {
-    const impatient = createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 100 });
+    const impatient = createPlatformClient({ url: PLATFORM_URL, token: PLATFORM_TOKEN, timeoutMs: 1000 });
     const platform = new URL(PLATFORM_URL);
     const scope = nock(platform.origin)
       .post(platform.pathname)
-      .delayBody(600)
+      .delayBody(3000)
       .reply(200, graphqlData(ANSWER), { 'content-type': 'application/json' });
     await assert.rejects(() => impatient.request(AiVisibilityDocument, VARIABLES), upstream('timeout'));
     scope.done();
