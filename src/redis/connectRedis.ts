@@ -30,8 +30,9 @@ const SERVER_OPTIONS = {
   enableOfflineQueue: false,
   maxRetriesPerRequest: 0,
   autoResendUnfulfilledCommands: false,
-  // For calls off the request path; later than withinCommandTimeout's, so a reply read late still wins there.
-  commandTimeout: 2 * REDIS_COMMAND_TIMEOUT_MS,
+  // For calls off the request path. ioredis refuses in the timers phase, before the socket is read: far past
+  // withinCommandTimeout's, so that a reply which arrived while the event loop was starved still wins there.
+  commandTimeout: 10 * REDIS_COMMAND_TIMEOUT_MS,
   socketTimeout: 1000,
   connectTimeout: 1000,
   enableAutoPipelining: true,
