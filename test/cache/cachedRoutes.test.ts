@@ -17,6 +17,8 @@ describe('cached answers over HTTP', () => {
   let clock: number;
   let usage: RecordedUsage;
   let server: Awaited<ReturnType<typeof listen>>;
+  // Requests the gateway has received since it started.
+  let arrived: number;
 
   const getSite = (token: string, site: string, headers: Record<string, string> = {}) =>
     fetch(`${server.url}/v1/api/keywords?site=${encodeURIComponent(site)}`, {
@@ -37,15 +39,23 @@ describe('cached answers over HTTP', () => {
       });
 
   const serve = async (ttlSeconds: number) => {
-    server = await listen(
-      createApp(
-        fakeServices({
-          usage,
-          now: () => new Date(clock),
-          cache: createAnswerCache({ ttlSeconds, now: () => new Date(clock) }),
-        }),
-      ),
+    const app = createApp(
+      fakeServices({
+        usage,
+        now: () => new Date(clock),
+        cache: createAnswerCache({ ttlSeconds, now: () => new Date(clock) }),
+      }),
     );
+    arrived = 0;
+    server = await listen({
+      callback: () => {
+        const handle = app.callback();
+        return (req, res) => {
+          arrived += 1;
+          return handle(req, res);
+        };
+      },
+    });
   };
 
   beforeEach(() => {
@@ -87,12 +97,15 @@ describe('cached answers over HTTP', () => {
   it('makes one platform call for identical requests in flight together', async () => {
     await serve(30);
     let calls = 0;
+    // The platform answers once all six requests reached the gateway (and 100 ms more, for the last to join
+    // the call in flight), however slowly a busy machine opens their connections.
     const scope = nock(PLATFORM.origin)
       .post(PLATFORM.pathname)
-      .delay(100)
-      .reply(200, () => {
+      .reply(200, (_uri, _body, callback) => {
         calls += 1;
-        return { data: keywordsData() };
+        const answer = () => callback(null, { data: keywordsData() });
+        const waitForAll = () => (arrived >= 6 ? setTimeout(answer, 100) : setTimeout(waitForAll, 10));
+        waitForAll();
       });
     const responses = await Promise.all(Array.from({ length: 6 }, () => get('key-org-a')));
     const bodies = await Promise.all(responses.map((res) => res.text()));
