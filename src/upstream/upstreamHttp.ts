@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate } from 'node:zlib';
-import { Agent, type Dispatcher, request } from 'undici';
+import { Agent, buildConnector, type Dispatcher, request } from 'undici';
 import { DeadlineError } from './deadline.js';
 
 /** One call to an upstream: a small request body out, the whole answer back as text. */
@@ -47,6 +47,33 @@ const DECODERS: Readonly<Record<string, (bytes: Buffer, limit: { maxOutputLength
 /** undici's own timeouts, which may fire a moment before the deadline's timer: a timeout all the same. */
 const UNDICI_TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
+/**
+ * How long a connection may stay open without having sent a request. One opened for a call sends it as soon
+ * as it is connected; only a connection whose call went away while it opened sends nothing: undici 7 opens
+ * one in place of an aborted call's and sets no keep-alive timer on it (nodejs/undici#5845). The figure is a
+ * margin over that first write, and far below the 1 s within which an abandoned call's connections close.
+ */
+const UNUSED_CONNECTION_MS = 100;
+
+/**
+ * undici's own connector, with every connection that has sent nothing UNUSED_CONNECTION_MS after it opened
+ * closed. A connection that carried a call is left to undici's keep-alive timeout (4 s, or the upstream's
+ * `Keep-Alive` hint): reused meanwhile, closed after.
+ */
+function closingUnused(connect: buildConnector.connector): buildConnector.connector {
+  return (options, callback) =>
+    connect(options, (...outcome) => {
+      // On a failure undici's connector passes the error alone.
+      if (outcome[0] === null) {
+        const socket = outcome[1];
+        setTimeout(() => {
+          if (socket.bytesWritten === 0) socket.destroy();
+        }, UNUSED_CONNECTION_MS).unref();
+      }
+      callback(...outcome);
+    });
+}
+
 /** What carries an upstream's calls, given the upstream's own bounded agent; tests and the bench replace it. */
 export type UpstreamRoute = (own: Dispatcher) => Dispatcher;
 
@@ -65,12 +92,13 @@ export type UpstreamHttp = ReturnType<typeof createUpstreamHttp>;
 /**
  * A call ends at its deadline: its request is aborted there, which destroys its connection (HTTP/1.1
  * cannot cancel a request otherwise), so a slow or trickling upstream holds nothing past it and the
- * agent's `connections` bound what is open at the upstream. `send` keeps the chunks (the request API
+ * agent's `connections` bound what is open at the upstream; a connection that carries no call is closed
+ * (closingUnused). `send` keeps the chunks (the request API
  * would wrap them in a stream only to read them back); undici's decompress interceptor is
  * experimental. A redirect's 3xx is an unexpected status.
  */
 export function createUpstreamHttp({ timeoutMs, connections, maxAnswerBytes }: UpstreamLimits) {
-  const own = new Agent({ connections });
+  const own = new Agent({ connections, connect: closingUnused(buildConnector({})) });
   let routed: { route: UpstreamRoute; dispatcher: Dispatcher } = { route, dispatcher: route(own) };
   const dispatcher = (): Dispatcher => {
     if (routed.route !== route) routed = { route, dispatcher: route(own) };

@@ -3,8 +3,8 @@ import type { AddressInfo, Socket } from 'node:net';
 
 /**
  * A server that counts, on its side, the connections and requests open at once, the requests it received and
- * the connections still open that carried one (an aborted call's connection is closed; undici may open an
- * idle one in its place, nodejs/undici#5845, which carries nothing and is reused by the next call).
+ * the connections still open that carried one (undici may open a connection in place of an aborted call's,
+ * nodejs/undici#5845, which carries nothing until the gateway closes it: counted in `connections` alone).
  */
 export async function countingServer(answer: (req: IncomingMessage, res: ServerResponse) => void) {
   const counts = { connections: 0, maxConnections: 0, requests: 0, maxRequests: 0, received: 0, used: 0 };

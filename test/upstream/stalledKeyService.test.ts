@@ -25,7 +25,8 @@ describe('a key service that trickles its answers', () => {
       await sleep(1000);
       assert.ok(keyService.counts.maxRequests <= KEY_SERVICE_CONNECTIONS, `${keyService.counts.maxRequests} at once`);
       assert.equal(keyService.counts.requests, 0, 'requests still open at the key service');
-      assert.equal(keyService.counts.used, 0, 'connections of the calls still open at the key service');
+      // Those that carried the calls, and any undici opened in their place (nodejs/undici#5845).
+      assert.equal(keyService.counts.connections, 0, 'connections still open at the key service');
     } finally {
       await keyService.close();
     }
@@ -46,7 +47,8 @@ describe('a key service that trickles its answers', () => {
       await sleep(1000);
       assert.equal(keyService.counts.received, 4);
       assert.equal(keyService.counts.requests, 0, 'requests still open at the key service');
-      assert.equal(keyService.counts.used, 0, 'connections of the calls still open at the key service');
+      // Those that carried the calls, and any undici opened in their place (nodejs/undici#5845).
+      assert.equal(keyService.counts.connections, 0, 'connections still open at the key service');
     } finally {
       await keyService.close();
     }
