@@ -99,8 +99,9 @@ describe('keyServiceClient', () => {
     }
 
     it('fails with timeout when no answer comes in time', async () => {
-      const scope = nock(KEY_SERVICE).post('/v1/keys/verify').delay(300).reply(200, verifyAnswer(KEY));
-      const { keyService, calls } = client(30);
+      // A deadline generous enough that even a starved process reaches the key service before it.
+      const scope = nock(KEY_SERVICE).post('/v1/keys/verify').delay(3000).reply(200, verifyAnswer(KEY));
+      const { keyService, calls } = client(1000);
       await assert.rejects(keyService.verify(HASH), isUpstream('timeout'));
       assert.deepEqual(calls, [{ call: 'verify', outcome: 'timeout' }]);
       scope.done();
@@ -313,11 +314,13 @@ describe('keyServiceClient', () => {
     });
 
     it('keeps a stream alive with pings', async () => {
-      const { stream, changes } = follow({ idleTimeoutMs: 150 });
+      // Pings ten times as often as the idle timeout, for half as long again: a starved process's late
+      // timers still leave the stream heard from in time.
+      const { stream, changes } = follow({ idleTimeoutMs: 1000 });
       await eventually('stream open', () => stream.isConnected());
-      for (let i = 0; i < 6; i++) {
+      for (let i = 0; i < 15; i++) {
         fake.sendComment('ping');
-        await new Promise((resolve) => setTimeout(resolve, 50));
+        await new Promise((resolve) => setTimeout(resolve, 100));
       }
       assert.deepEqual(changes, [true]);
       assert.equal(fake.streamRequests.length, 1);
