@@ -100,6 +100,14 @@ describe('a flood of made-up keys against the app, with a slow key service', () 
         await res.arrayBuffer();
         return { status: res.status, retryAfter: res.headers.get('retry-after') };
       },
+      // fetch's own message names no cause: which request, and what the connection did, for the failure's reader.
+      (err: Error) => {
+        const cause =
+          err.cause instanceof Error
+            ? `${err.cause.name} ${'code' in err.cause ? err.cause.code : ''} ${err.cause.message}`
+            : '';
+        throw new Error(`${err.message}: ${from} asking ${path.slice(0, 40)}: ${cause}`);
+      },
     );
 
   it('serves every legitimate key 200 while 200 clients at once present made-up keys and hostile URLs', async function () {
