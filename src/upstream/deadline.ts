@@ -6,19 +6,33 @@ export class DeadlineError extends Error {
 }
 
 /**
- * Rejects with DeadlineError `ms` after the start unless `work` settled; the work is not cancelled. The
- * rejection waits for setImmediate: Node runs timers before it reads sockets, so an answer that arrived
- * while the event loop was busy is read first rather than refused.
+ * Calls `expire` `ms` from now, after a setImmediate: Node runs timers before it reads sockets, so an
+ * answer that arrived while the event loop was busy is read first rather than refused. Returns the cancel.
  */
+export function atDeadline(ms: number, expire: () => void): () => void {
+  let immediate: NodeJS.Immediate | undefined;
+  const timer = setTimeout(() => {
+    immediate = setImmediate(expire);
+  }, ms);
+  return () => {
+    clearTimeout(timer);
+    if (immediate !== undefined) clearImmediate(immediate);
+  };
+}
+
+export const deadlineError = (what: string, ms: number): DeadlineError =>
+  new DeadlineError(`${what}: not done within ${ms} ms`);
+
+/** Rejects with DeadlineError `ms` after the start (atDeadline) unless `work` settled; the work is not cancelled. */
 export async function withDeadline<T>(ms: number, work: () => Promise<T>, what = 'work'): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
+  let cancel: (() => void) | undefined;
   const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => setImmediate(() => reject(new DeadlineError(`${what}: not done within ${ms} ms`))), ms);
+    cancel = atDeadline(ms, () => reject(deadlineError(what, ms)));
   });
   try {
     return await Promise.race([work(), expired]);
   } finally {
-    clearTimeout(timer);
+    cancel?.();
   }
 }
 

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { promisify } from 'node:util';
 import { brotliDecompress, gunzip, inflate } from 'node:zlib';
 import { Agent, buildConnector, type Dispatcher, request } from 'undici';
-import { DeadlineError } from './deadline.js';
+import { atDeadline, DeadlineError, deadlineError } from './deadline.js';
 
 /** One call to an upstream: a small request body out, the whole answer back as text. */
 export interface UpstreamCall {
@@ -134,9 +134,8 @@ export function createUpstreamHttp({ timeoutMs, connections, maxAnswerBytes }: U
 }
 
 /**
- * The deadline's rejection waits for setImmediate: Node runs timers before it reads sockets, so an answer
- * that arrived while the event loop was busy is read first rather than refused. A call still waiting for a
- * connection at its deadline is refused at once and aborted, unsent, when it gets one.
+ * Ends at its deadline (atDeadline: an answer already in the socket is read first). A call still waiting for
+ * a connection at its deadline is refused at once and aborted, unsent, when it gets one.
  */
 function dispatchWhole(
   dispatcher: Dispatcher,
@@ -154,28 +153,24 @@ function dispatchWhole(
     const settle = (outcome: () => void) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      cancelDeadline();
       outcome();
     };
     const fail = (err: Error) => settle(() => reject(err));
     const endsAt = performance.now() + ms;
-    const deadlineError = () => new DeadlineError(`upstream call: not done within ${ms} ms`);
-    const timer = setTimeout(
-      () =>
-        setImmediate(() => {
-          if (settled) return;
-          expired = deadlineError();
-          if (controller === undefined) fail(expired);
-          else controller.abort(expired);
-        }),
-      ms,
-    );
+    const expiredError = () => deadlineError('upstream call', ms);
+    const cancelDeadline = atDeadline(ms, () => {
+      if (settled) return;
+      expired = expiredError();
+      if (controller === undefined) fail(expired);
+      else controller.abort(expired);
+    });
     const tooLarge = () => new AnswerTooLargeError(`answer larger than ${maxAnswerBytes} bytes`);
     dispatcher.dispatch(options, {
       onRequestStart(started) {
         controller = started;
         // Its time is up, though its timer may not have run yet: not sent.
-        if (expired === undefined && performance.now() >= endsAt) expired = deadlineError();
+        if (expired === undefined && performance.now() >= endsAt) expired = expiredError();
         if (expired !== undefined) started.abort(expired);
       },
       onResponseStart(started, status, headers, statusText) {
