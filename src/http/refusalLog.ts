@@ -8,6 +8,12 @@ interface Summary {
   readonly message: string;
 }
 
+/** How many lines a second are written one by one, and how often the rest are summed up. */
+interface Ration {
+  readonly linesPerSecond?: number;
+  readonly summaryEveryMs?: number;
+}
+
 const REFUSALS: Summary = { level: 'warn', counted: 'refused', message: 'refused requests not logged one by one' };
 const FAILURES: Summary = { level: 'error', counted: 'failed', message: 'failed requests not logged one by one' };
 
@@ -16,7 +22,7 @@ const FAILURES: Summary = { level: 'error', counted: 'failed', message: 'failed 
  * them fill the disk. Past `linesPerSecond` (a few KB a second: enough to see who is knocking), they
  * are counted by reason and written as one line every `summaryEveryMs`.
  */
-export function createRefusalLog(logger: Logger, options: { linesPerSecond?: number; summaryEveryMs?: number } = {}) {
+export function createRefusalLog(logger: Logger, options: Ration = {}) {
   return createRationedLog(logger, REFUSALS, options);
 }
 
@@ -24,17 +30,13 @@ export function createRefusalLog(logger: Logger, options: { linesPerSecond?: num
  * The same ration for requests that failed: a platform down under an organization's flood fails
  * every call it makes, and a line each would fill the disk as fast.
  */
-export function createFailureLog(logger: Logger, options: { linesPerSecond?: number; summaryEveryMs?: number } = {}) {
+export function createFailureLog(logger: Logger, options: Ration = {}) {
   return createRationedLog(logger, FAILURES, options);
 }
 
 export type RationedLog = ReturnType<typeof createRationedLog>;
 
-function createRationedLog(
-  logger: Logger,
-  summary: Summary,
-  { linesPerSecond = 20, summaryEveryMs = 10_000 }: { linesPerSecond?: number; summaryEveryMs?: number },
-) {
+function createRationedLog(logger: Logger, summary: Summary, { linesPerSecond = 20, summaryEveryMs = 10_000 }: Ration) {
   let secondStartedAt = 0;
   let linesThisSecond = 0;
   let counted = new Map<string, number>();
