@@ -84,6 +84,10 @@ export interface BenchFigures {
     readonly ratio: number;
     readonly gatewayCpuMicros: number;
     readonly sofaCpuMicros: number;
+    /** The bare proxy with as many connections: the floor of the gateway's goodput on this machine. */
+    readonly proxyRps: number;
+    readonly proxyRatio: number;
+    readonly proxyCpuMicros: number;
   };
   /** 100 identical concurrent cold requests: platform calls they caused (the most over the trials). */
   readonly collapse: {
@@ -279,6 +283,10 @@ export function verdicts(f: BenchFigures): Verdict[] {
       target: '≥ 5',
       result: passOrMiss(f.coldBesideSofa.ratio >= 5),
     },
+    context(
+      `Cold goodput floor (2xx/s), ${connectionsLabel(f.coldBesideSofa.connections)}: bare proxy ÷ SOFA`,
+      `${ratio(f.coldBesideSofa.proxyRatio)} (${rps(f.coldBesideSofa.proxyRps)} vs ${rps(f.coldBesideSofa.sofaRps)}; CPU per request ${micros(f.coldBesideSofa.proxyCpuMicros)} vs ${micros(f.coldBesideSofa.sofaCpuMicros)})`,
+    ),
     {
       figure: '100 identical concurrent cold requests → platform calls',
       measured: `${f.collapse.maxPlatformCalls} (most over ${f.collapse.trials} trials; one request alone makes ${f.collapse.platformCallsOfOneRequest})`,

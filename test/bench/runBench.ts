@@ -86,6 +86,7 @@ type TargetId =
   | 'cold-stack'
   | 'cold-platform'
   | 'cold-gateway-many'
+  | 'cold-proxy-many'
   | 'cold-sofa-many';
 
 interface Target {
@@ -267,6 +268,14 @@ function targetsOf(setup: BenchSetup): Target[] {
           seconds,
           headers: setup.authHeaders,
         }),
+    },
+    // The floor of that goodput: the bare proxy making the same platform call with calls overlapping.
+    {
+      id: 'cold-proxy-many',
+      label: `bare proxy: node:http + one undici call (${MANY_COLD})`,
+      child: setup.bare,
+      run: (seconds) =>
+        runLoad({ url: `${setup.bare.ready.proxyUrl}${WARM_PATH}`, connections: MANY_COLD_CONNECTIONS, seconds }),
     },
     {
       id: 'cold-sofa-many',
@@ -617,6 +626,7 @@ async function main(): Promise<void> {
       'cold-stack',
       'cold-platform',
       'cold-gateway-many',
+      'cold-proxy-many',
       'cold-sofa-many',
     ].every((id) => of(id as TargetId).length > 0);
 
@@ -745,6 +755,9 @@ async function main(): Promise<void> {
           ratio: perRound('cold-gateway-many', 'cold-sofa-many', ratio),
           gatewayCpuMicros: medianOf('cold-gateway-many', (r) => r.cpuMicrosPerRequest),
           sofaCpuMicros: medianOf('cold-sofa-many', (r) => r.cpuMicrosPerRequest),
+          proxyRps: medianOf('cold-proxy-many', rps),
+          proxyRatio: perRound('cold-proxy-many', 'cold-sofa-many', ratio),
+          proxyCpuMicros: medianOf('cold-proxy-many', (r) => r.cpuMicrosPerRequest),
         },
         collapse: {
           trials: collapse.trials,
