@@ -1,4 +1,5 @@
 import { isIPv6 } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { LRUCache } from 'lru-cache';
 import { ApiError } from '../errors.js';
 import { authFailure } from './authFailures.js';
@@ -46,20 +47,11 @@ interface Client {
  */
 export function budgetClientOf(address: string): string {
   if (!isIPv6(address)) return address;
-  const bare = address.split('%')[0] ?? address;
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
-  if (mapped?.[1]) return mapped[1];
-  const [head = '', tail] = bare.split('::');
-  const groups = (text: string) => (text === '' ? [] : text.split(':'));
-  const headGroups = groups(head);
-  const tailGroups = tail === undefined ? [] : groups(tail);
-  // An IPv4 tail is two groups.
-  const tailCount = tailGroups.length + (tailGroups.at(-1)?.includes('.') ? 1 : 0);
-  const zeros = Array<string>(Math.max(0, 8 - headGroups.length - tailCount)).fill('0');
-  const all = tail === undefined ? headGroups : [...headGroups, ...zeros, ...tailGroups];
-  return `${all
+  const parsed = ipaddr.IPv6.parse(address);
+  if (parsed.isIPv4MappedAddress()) return parsed.toIPv4Address().toString();
+  return `${parsed.parts
     .slice(0, 4)
-    .map((group) => Number.parseInt(group, 16).toString(16))
+    .map((group) => group.toString(16))
     .join(':')}::/64`;
 }
 

@@ -1,5 +1,6 @@
 import type Router from '@koa/router';
 import type { RouterMiddleware } from '@koa/router';
+import ipaddr from 'ipaddr.js';
 import type { ParameterizedContext } from 'koa';
 import type { AppState } from '../appState.js';
 import type { GatewayMetrics } from '../metrics/gatewayMetrics.js';
@@ -26,7 +27,7 @@ export interface OperationalGroups {
  */
 export function fromLoopback(ctx: ParameterizedContext<AppState>, hops: number): boolean {
   const address = clientAddress(ctx.req.socket.remoteAddress, ctx.req.headers['x-forwarded-for'], hops);
-  return /^(127\.|::ffff:127\.)/.test(address) || address === '::1';
+  return ipaddr.isValid(address) && ipaddr.process(address).range() === 'loopback';
 }
 
 /**

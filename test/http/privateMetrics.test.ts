@@ -43,6 +43,8 @@ describe('metrics on the public port (ADMIN_PORT unset)', () => {
     assert.equal((await get(`${url}/readyz`, outsider)).status, 200);
     assert.equal((await get(`${url}/metrics`, '127.0.0.1')).status, 200, 'a scraper on this machine behind the proxy');
     assert.equal((await get(`${url}/metrics`, '::1')).status, 200);
+    assert.equal((await get(`${url}/metrics`, '::ffff:127.0.0.1')).status, 200, 'IPv4-mapped loopback');
+    assert.equal((await get(`${url}/metrics`, '127.evil.example')).status, 404, 'not an address at all');
     assert.equal((await get(`${url}/metrics`, '127.0.0.1, 198.51.100.7')).status, 404, 'the proxy wrote the last one');
   });
 });
