@@ -124,7 +124,8 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions) {
     return verified;
   }
 
-  function verifiedFor(keyHash: string): Promise<Verified | null> {
+  /** A usable cached verification, or a known unknown key, at once; else the key service's answer. */
+  function verifiedFor(keyHash: string): Verified | null | Promise<Verified | null> {
     const cached = cache.get(keyHash);
     const use = cached ? usability(cached) : 'unusable';
     if (cached && use === 'stale') {
@@ -133,8 +134,8 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions) {
         .shared(keyHash, () => verifyAndRemember(keyHash, 'refresh'))
         .catch((err: unknown) => logger.warn({ detail: describe(err) }, 'background verification failed'));
     }
-    if (cached && use !== 'unusable') return Promise.resolve(cached);
-    if (cache.isUnknown(keyHash)) return Promise.resolve(null);
+    if (cached && use !== 'unusable') return cached;
+    if (cache.isUnknown(keyHash)) return null;
     return cache.shared(keyHash, () => verifyAndRemember(keyHash));
   }
 
@@ -146,7 +147,8 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions) {
       if (key === null) throw authFailure('malformed_key');
       credentials.onKeyPrefix?.(key.prefix);
       // A refusal is logged once, on the request's own line (prefix and reason).
-      return principalFor(await verifiedFor(key.keyHash), key, now());
+      const verified = verifiedFor(key.keyHash);
+      return principalFor(verified instanceof Promise ? await verified : verified, key, now());
     },
 
     /** Follows the key service's event stream: until then, nothing is cached. */

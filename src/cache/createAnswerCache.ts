@@ -21,8 +21,11 @@ export interface CacheResult {
 }
 
 export interface AnswerCache {
-  /** The answer for `key`, loaded once however many callers wait; `site` is echoed as this caller typed it. */
-  get(key: string, load: () => Promise<unknown>, site?: string): Promise<CacheResult>;
+  /**
+   * The answer for `key`, loaded once however many callers wait; `site` is echoed as this caller typed it.
+   * A fresh answer is given at once, without a promise.
+   */
+  get(key: string, load: () => Promise<unknown>, site?: string): CacheResult | Promise<CacheResult>;
   readonly ttlSeconds: number;
 }
 
@@ -98,7 +101,7 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
 
   return {
     ttlSeconds: options.ttlSeconds,
-    async get(key, load, site): Promise<CacheResult> {
+    get(key, load, site) {
       const kept = entries.get(key);
       if (kept) {
         const age = now().getTime() - kept.loadedAt;
@@ -106,24 +109,29 @@ export function createAnswerCache(options: AnswerCacheOptions): AnswerCache {
           return { answer: forSite(kept.stored, site), status: 'hit', ageSeconds: Math.floor(age / 1000) };
         if (age > STALE_MS) entries.delete(key); // too old even to stand in for a failure
       }
-      const waiting = loads.get(key);
-      const collapsed = waiting !== undefined;
-      try {
-        const stored = await (waiting ?? startLoad(key, load));
-        return { answer: forSite(stored, site), status: 'miss', ageSeconds: 0, collapsed };
-      } catch (err: unknown) {
-        const stale = err instanceof UpstreamError ? entries.peek(key) : undefined;
-        const age = stale ? now().getTime() - stale.loadedAt : Infinity;
-        if (stale && age <= STALE_MS) {
-          return {
-            answer: forSite(stale.stored, site),
-            status: 'stale',
-            ageSeconds: Math.floor(age / 1000),
-            collapsed,
-          };
-        }
-        throw err;
-      }
+      return loaded(key, load, site);
     },
   };
+
+  /** The answer from the platform (or one load under way), else a stale one for its failure. */
+  async function loaded(key: string, load: () => Promise<unknown>, site: string | undefined): Promise<CacheResult> {
+    const waiting = loads.get(key);
+    const collapsed = waiting !== undefined;
+    try {
+      const stored = await (waiting ?? startLoad(key, load));
+      return { answer: forSite(stored, site), status: 'miss', ageSeconds: 0, collapsed };
+    } catch (err: unknown) {
+      const stale = err instanceof UpstreamError ? entries.peek(key) : undefined;
+      const age = stale ? now().getTime() - stale.loadedAt : Infinity;
+      if (stale && age <= STALE_MS) {
+        return {
+          answer: forSite(stale.stored, site),
+          status: 'stale',
+          ageSeconds: Math.floor(age / 1000),
+          collapsed,
+        };
+      }
+      throw err;
+    }
+  }
 }

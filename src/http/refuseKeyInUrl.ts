@@ -14,9 +14,9 @@ const namesKey = (name: string) => KEY_NAMES.has(name.toLowerCase());
  * 404), even beside a header key, so the caller learns to rotate it. No key is looked up here.
  */
 export function refuseKeyInUrl(): Middleware<AppState> {
-  return async (ctx, next) => {
+  return (ctx, next) => {
     const keyInQuery = MAY_NAME_A_KEY.test(ctx.querystring) && Object.keys(ctx.query).some(namesKey);
     if (keyInQuery || urlHoldsKey(ctx.originalUrl)) throw authFailure('key_in_query');
-    await next();
+    return next();
   };
 }

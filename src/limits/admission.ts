@@ -50,8 +50,11 @@ export interface TrackedState {
 
 /** The step after authentication (src/usage/README.md, "Request limit and ceiling"). */
 export interface Admission {
-  /** Rejects with LimiterUnavailable when the limit or the ceiling cannot be enforced. */
-  take(organizationId: string, nowMs: number, usage?: CallerUsage): Promise<Grant>;
+  /**
+   * Rejects with LimiterUnavailable when the limit or the ceiling cannot be enforced. An admission that
+   * decides in memory answers at once, without a promise.
+   */
+  take(organizationId: string, nowMs: number, usage?: CallerUsage): Grant | Promise<Grant>;
   /** False while the limit cannot be enforced (Redis not answering). */
   available(): boolean;
   close(): Promise<void>;

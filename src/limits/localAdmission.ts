@@ -67,7 +67,7 @@ export function createLocalAdmission(options: AdmissionOptions): Admission & Tra
 
   return {
     ledger,
-    async take(organizationId, nowMs, usage) {
+    take(organizationId, nowMs, usage) {
       const window = fixedWindowAt(nowMs, windowMs);
       lastSeen.seen(organizationId);
       const decision = { limit: requests, resetSeconds: window.resetSeconds, windowSeconds };

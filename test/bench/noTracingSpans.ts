@@ -16,7 +16,9 @@ export function tracingOn(): boolean {
   return false;
 }
 
-export function inSpan<T>(_name: string, work: (span: Span) => Promise<T>): Promise<T> {
+export function inSpan<T>(_name: string, work: (span: Span) => Promise<T>): Promise<T>;
+export function inSpan<T>(_name: string, work: (span: Span) => T | Promise<T>): T | Promise<T>;
+export function inSpan<T>(_name: string, work: (span: Span) => T | Promise<T>): T | Promise<T> {
   return work(NO_SPAN);
 }
 

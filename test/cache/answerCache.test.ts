@@ -71,7 +71,7 @@ describe('answer cache', () => {
       loads += 1;
       return new Promise((_, reject) => (fail = reject));
     };
-    const waiters = Array.from({ length: 3 }, () => cache.get('k', slow));
+    const waiters = Array.from({ length: 3 }, async () => cache.get('k', slow));
     fail(platformDown());
     for (const waiter of waiters) await assert.rejects(waiter, (err: unknown) => err instanceof UpstreamError);
     const next = await cache.get('k', loadOf({ ok: true }));
@@ -96,9 +96,15 @@ describe('answer cache', () => {
     const stale = await cache.get('k', failing(platformDown()));
     assert.deepEqual(stale, { answer: stored.answer, status: 'stale', ageSeconds: 300, collapsed: false });
     clock = T0 + 300_001;
-    await assert.rejects(cache.get('k', failing(platformDown())), (err: unknown) => err instanceof UpstreamError);
+    await assert.rejects(
+      async () => cache.get('k', failing(platformDown())),
+      (err: unknown) => err instanceof UpstreamError,
+    );
     // Once too old, the answer is gone for good, even for a later failure.
-    await assert.rejects(cache.get('k', failing(new UpstreamError('platform', 'timeout', 'slow'))), UpstreamError);
+    await assert.rejects(
+      async () => cache.get('k', failing(new UpstreamError('platform', 'timeout', 'slow'))),
+      UpstreamError,
+    );
   });
 
   it('stale-if-error applies to platform failures only, not to answers such as "no such site"', async () => {
@@ -106,7 +112,7 @@ describe('answer cache', () => {
     await cache.get('k', loadOf({ n: 1 }));
     clock = T0 + 60_000;
     await assert.rejects(
-      cache.get('k', failing(new ApiError('NOT_FOUND', 'No such site.', { reason: 'site_not_found' }))),
+      async () => cache.get('k', failing(new ApiError('NOT_FOUND', 'No such site.', { reason: 'site_not_found' }))),
       (err: unknown) => err instanceof ApiError && err.code === 'NOT_FOUND',
     );
   });
