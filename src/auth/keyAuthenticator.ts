@@ -166,6 +166,13 @@ export function createKeyAuthenticator(options: KeyAuthenticatorOptions) {
   };
 }
 
+/**
+ * The principal of each verification, made once: a cached verification serves many requests, each of
+ * which keeps its principal until its usage is delivered.
+ * Kept: −9.0 µs (7 %) per warm hit (compareBuilds --together, 16 rounds).
+ */
+const principals = new WeakMap<Verified, Principal>();
+
 /** The caller, or the refusal (spec 3.1, 5.2, 5.3): 401 before 403; a revoked key answers as an unknown one. */
 function principalFor(verified: Verified | null, key: WellFormedKey, now: Date): Principal {
   if (verified === null || verified.verification.key.revokedAt !== null) throw authFailure('invalid_key');
@@ -176,11 +183,16 @@ function principalFor(verified: Verified | null, key: WellFormedKey, now: Date):
   if (!ELIGIBLE_PLANS.has(organization.plan)) throw authFailure('plan_not_eligible');
   const { used, ceiling, periodEnd } = organization.usage;
   if (ceiling !== null && used >= ceiling) throw authFailure('usage_ceiling_reached');
-  // Fields spelled out: Node 20's V8 builds an object spread followed by more fields slowly, on every request.
-  return {
+  const made = principals.get(verified);
+  // One verification is of one key hash, so of one key and its prefix.
+  if (made !== undefined) return made;
+  // Fields spelled out: Node 20's V8 builds an object spread followed by more fields slowly.
+  const principal = {
     organizationId: record.organizationId,
     keyId: record.id,
     keyPrefix: key.prefix,
     usage: { used, ceiling, periodEnd, acknowledgedBefore: verified.acknowledgedBefore },
   };
+  principals.set(verified, principal);
+  return principal;
 }
