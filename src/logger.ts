@@ -1,31 +1,29 @@
-import { type Logger, pino } from 'pino';
+import { type DestinationStream, type Logger, pino } from 'pino';
 import { CHECKSUM_LENGTH, isKeyBody, RANDOM_LENGTH } from './auth/keyChecksum.js';
 import { KEY_PREFIX_LENGTH } from './auth/keyFormat.js';
 import { activeTraceId } from './telemetry/spans.js';
 
-/** About forty request lines. */
-const LOG_BATCH_BYTES = 12 * 1024;
+/** About forty request lines (characters: the lines are ASCII but for what callers send). */
+const LOG_BATCH_CHARS = 12 * 1024;
 
 /** A quiet gateway's lines reach the log within this. */
 const LOG_FLUSH_MS = 250;
 
 /**
  * The process's logger: JSON lines on stdout, written synchronously from the event loop in batches
- * of LOG_BATCH_BYTES, else every LOG_FLUSH_MS, and what is left at exit. A crash that skips exit
+ * of LOG_BATCH_CHARS, else every LOG_FLUSH_MS, and what is left at exit. A crash that skips exit
  * (SIGKILL, out of memory) loses at most the batch held. `traceIds`: add the active trace's id to
  * every line (installed only with tracing on: without it, pino calls nothing extra per line).
  */
 export function createLogger(level: string, options: { readonly traceIds?: boolean } = {}): Logger {
+  // Each batch is written as it comes (no minLength): the lines are batched in front of it (inBatches).
   const stdout = pino.destination({
     dest: 1,
     sync: true,
-    // A write per line cost more CPU than the line itself (npm run bench); below sonic-boom's 16 KiB limit.
-    minLength: LOG_BATCH_BYTES,
-    periodicFlush: LOG_FLUSH_MS,
     // While stdout refuses writes (a full disk), lines beyond this are dropped, not kept in memory.
     maxLength: 8 * 1024 * 1024,
   });
-  // A batch may be written from the periodic flush's timer, where an unhandled 'error' (a full
+  // A batch may be written from the flush timer, where an unhandled 'error' (a full
   // disk) would end the process: the gateway goes on serving instead, and says so once. (pino's
   // own handler takes only EPIPE: a log reader that went away.)
   let reported = false;
@@ -36,19 +34,53 @@ export function createLogger(level: string, options: { readonly traceIds?: boole
       `log lines cannot be written to stdout: ${err instanceof Error ? err.message : String(err)}\n`,
     );
   });
-  // pino writes out what is held at exit only for its asynchronous destinations. flush(), not
-  // flushSync(): sonic-boom's flushSync retries a write to a closed pipe for ever, holding the exit.
+  const lines = inBatches(stdout, LOG_BATCH_CHARS, LOG_FLUSH_MS);
+  // pino writes out what is held at exit only for its own asynchronous destinations.
   process.once('exit', () => {
     try {
-      stdout.flush();
+      lines.flush();
     } catch (_err: unknown) {
       // stdout is gone (its reader closed it): the lines have nowhere to go, and the exit goes on.
     }
   });
   const hooks = { streamWrite: redactKeys };
-  if (options.traceIds !== true) return pino({ level, hooks }, stdout);
+  if (options.traceIds !== true) return pino({ level, hooks }, lines);
   // pino leaves out a field whose value is undefined: a line outside any trace has no traceId.
-  return pino({ level, hooks, mixin: () => ({ traceId: activeTraceId() }) }, stdout);
+  return pino({ level, hooks, mixin: () => ({ traceId: activeTraceId() }) }, lines);
+}
+
+/**
+ * Lines held in an array and joined once per batch, then written whole: sonic-boom's own batching
+ * (minLength) appends each line to one string and counts that string's bytes again on every line.
+ * Kept: −5.5 µs (3 %) per warm hit (compareBuilds --together, 16 rounds; −1.8 and −11.5 µs in two more runs).
+ */
+function inBatches(
+  destination: DestinationStream,
+  batchChars: number,
+  flushMs: number,
+): DestinationStream & { flush(done?: () => void): void } {
+  let held: string[] = [];
+  let chars = 0;
+  const release = (): void => {
+    if (held.length === 0) return;
+    const batch = held.join('');
+    held = [];
+    chars = 0;
+    destination.write(batch);
+  };
+  setInterval(release, flushMs).unref();
+  return {
+    write(line: string): void {
+      held.push(line);
+      chars += line.length;
+      if (chars >= batchChars) release();
+    },
+    // pino's logger.flush(done): what is held is written now, synchronously.
+    flush(done) {
+      release();
+      done?.();
+    },
+  };
 }
 
 const KEY_BODY_LENGTH = RANDOM_LENGTH + CHECKSUM_LENGTH;
