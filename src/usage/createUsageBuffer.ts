@@ -250,7 +250,7 @@ export function createUsageBuffer(options: UsageBufferOptions): UsageBuffer {
         logger.error({ organizationId: principal.organizationId, route }, 'usage recorded after shutdown: not counted');
         return;
       }
-      queue.push({ principal, route, atMs: now().getTime() });
+      queue.push(principal, route, now().getTime());
       const urgent = ledger?.isNearCeiling(principal.organizationId) ?? false;
       if (urgent) hurry = true;
       if (queue.unsent() >= batchSize || closing || urgent) timer.soon();

@@ -24,20 +24,13 @@ export function countByOrganization(events: readonly UsageEvent[]): Record<strin
   return counts;
 }
 
-/** One successful call as recorded: its id and time text are made when it joins a round, which spares the heap under load. */
-export interface RecordedCall {
-  readonly principal: Principal;
-  readonly route: string;
-  readonly atMs: number;
-}
-
-/** The event of a recorded call, with its own id from now on. */
-export function toUsageEvent(call: RecordedCall): UsageEvent {
+/** The event of one recorded call (a successful call, by whom, on which route, when), with its own id from now on. */
+export function toUsageEvent(principal: Principal, route: string, atMs: number): UsageEvent {
   return {
     id: randomUUID(),
-    keyId: call.principal.keyId,
-    organizationId: call.principal.organizationId,
-    route: call.route,
-    at: new Date(call.atMs).toISOString(),
+    keyId: principal.keyId,
+    organizationId: principal.organizationId,
+    route,
+    at: new Date(atMs).toISOString(),
   };
 }

@@ -1,4 +1,5 @@
-import { type RecordedCall, toUsageEvent, type UsageEvent } from './usageEvent.js';
+import type { Principal } from '../auth/principal.js';
+import { toUsageEvent, type UsageEvent } from './usageEvent.js';
 
 /** Events that got their ids together: at most one batch, and with Redis one stream entry. */
 export interface Round {
@@ -16,7 +17,8 @@ export interface UsageQueue {
   /** Events kept (recorded or taken in, not finished), and of those, the ones not in the batch being sent. */
   size(): number;
   unsent(): number;
-  push(call: RecordedCall): void;
+  /** A successful call, by `principal` on `route` at `atMs`; its id and time text are made when it joins a round. */
+  push(principal: Principal, route: string, atMs: number): void;
   /** Events another instance recorded (a spool's): they have their ids already. */
   add(events: readonly UsageEvent[]): void;
   /** Of these adopted events, those no instance was told acknowledged before (the rest came in two copies). */
@@ -46,7 +48,13 @@ export const eventsOf = (rounds: readonly Round[]): UsageEvent[] => rounds.flatM
 
 /** The queue of an instance on its own: rounds in memory. `onRound` hears of each round that has no copy yet. */
 export function createMemoryQueue(perRound: number, onRound: (round: Round) => void = () => {}) {
-  const calls: RecordedCall[] = [];
+  /**
+   * Calls recorded and not yet in a round, as columns: a call keeps no object of its own alive until then
+   * (the principal is its verification's). Kept: −11.2 µs (10 %) per warm hit (compareBuilds --together, 16 rounds).
+   */
+  const principals: Principal[] = [];
+  const routes: string[] = [];
+  const times: number[] = [];
   /** Every round not finished, oldest first: the batch being sent (the first `taken`), then the rest. */
   const rounds: Round[] = [];
   let taken = 0;
@@ -59,8 +67,16 @@ export function createMemoryQueue(perRound: number, onRound: (round: Round) => v
   };
   /** Gives the recorded calls their ids, as rounds. */
   const closeCalls = (): void => {
-    size -= calls.length;
-    while (calls.length > 0) addRounds(calls.splice(0, perRound).map(toUsageEvent), false);
+    const count = principals.length;
+    if (count === 0) return;
+    const events = new Array<UsageEvent>(count);
+    for (let i = 0; i < count; i++)
+      events[i] = toUsageEvent(principals[i] as Principal, routes[i] as string, times[i] as number);
+    principals.length = 0;
+    routes.length = 0;
+    times.length = 0;
+    size -= count;
+    addRounds(events, false);
   };
   const addRounds = (events: readonly UsageEvent[], adopted: boolean): void => {
     for (let start = 0; start < events.length; start += perRound)
@@ -76,8 +92,10 @@ export function createMemoryQueue(perRound: number, onRound: (round: Round) => v
     closeMs: 0,
     size: () => size,
     unsent: () => size - inBatch,
-    push(call: RecordedCall) {
-      calls.push(call);
+    push(principal: Principal, route: string, atMs: number) {
+      principals.push(principal);
+      routes.push(route);
+      times.push(atMs);
       size += 1;
     },
     take(max: number) {
