@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { startUpstreams } from './benchChild.js';
 import type { UpstreamsReady } from './childMessages.js';
 import { runLoad } from './load.js';
+import { median, steady, WARMUP } from './stats.js';
 
 /**
  * Two builds of the gateway side by side, to show that a change made it no worse: each
@@ -124,8 +125,26 @@ async function measure(gateway: Gateway, key: string, seconds: number): Promise<
   return (cpuMicros(pid) - before) / result.requests;
 }
 
-const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 const spread = (values: number[]): string => `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`;
+
+/**
+ * Both sides loaded (together with --together, else in turn) in slices until each one's CPU per request
+ * is steady: a cold miss at one connection takes ten seconds or more to reach its steady figure.
+ */
+async function warmUp(sides: readonly Gateway[], key: string): Promise<void> {
+  const slices: number[][] = sides.map(() => []);
+  for (let slice = 1; slice <= WARMUP.maxSlices && !slices.every(steady); slice++) {
+    const micros = TOGETHER ? await Promise.all(sides.map((side) => measure(side, key, WARMUP.sliceSeconds))) : [];
+    for (const [i, side] of sides.entries())
+      slices[i]?.push(micros[i] ?? (await measure(side, key, WARMUP.sliceSeconds)));
+  }
+  for (const [i, side] of sides.entries()) {
+    const trail = slices[i] ?? [];
+    console.log(
+      `warm-up ${'AB'[i]} ${side.name}: ${trail.map((micros) => micros.toFixed(0)).join(' → ')} µs per request${steady(trail) ? '' : ' (not steady)'}`,
+    );
+  }
+}
 
 const dataDir = mkdtempSync(join(tmpdir(), 'compare-builds-upstreams-'));
 const upstreams = await startUpstreams(dataDir);
@@ -139,8 +158,8 @@ try {
     const first = await fetch(`${gateway.url}${BENCH_PATH}`, { headers: { authorization: `Bearer ${key}` } });
     if (first.status !== 200) throw new Error(`${gateway.name}: first call answered ${first.status}`);
     await first.arrayBuffer();
-    await measure(gateway, key, 2); // warm-up: JIT
   }
+  await warmUp(gateways, key);
   const perRequest: [number[], number[]] = [[], []];
   console.log(`${COLD ? 'cold (cache off, 1 connection)' : 'warm (cache hits, 32 connections)'}`);
   for (let round = 0; round < ROUNDS; round++) {

@@ -28,7 +28,7 @@ import {
 } from './profileSummary.js';
 import { type BenchFigures, type ColdFloor, connectionsLabel, markdownTable, verdicts } from './report.js';
 import { sofaPath } from './sofaServer.js';
-import { median, percentile, sumOfSamples } from './stats.js';
+import { median, percentile, steady, sumOfSamples, WARMUP } from './stats.js';
 
 /**
  * `npm run bench`: how close the gateway runs to what it cannot beat (issue 7).
@@ -58,12 +58,6 @@ const COLD = connectionsLabel(COLD_CONNECTIONS);
 /** Cold goodput beside SOFA's is compared with this many connections, calls overlapping (issue 38). */
 const MANY_COLD_CONNECTIONS = 50;
 const MANY_COLD = connectionsLabel(MANY_COLD_CONNECTIONS);
-/** Warm-up runs of one second each until a target's CPU per request is steady (JIT warm-up), at most this many. */
-const WARMUP_SLICE_SECONDS = 1;
-const WARMUP_MAX_SLICES = 20;
-/** Steady: two slices in a row within 10 % of the one before. */
-const WARMUP_STEADY_WITHIN = 0.1;
-const WARMUP_STEADY_SLICES = 2;
 const COLLAPSE_CONCURRENCY = 100;
 const COLLAPSE_TRIALS = 5;
 const MEMORY_SAMPLE_MS = 200;
@@ -333,15 +327,6 @@ async function measured<T>(
   }
 }
 
-/** Whether each of the last WARMUP_STEADY_SLICES warm-up slices stayed within WARMUP_STEADY_WITHIN of the one before. */
-function steady(slices: readonly number[]): boolean {
-  if (slices.length <= WARMUP_STEADY_SLICES) return false;
-  return slices.slice(-WARMUP_STEADY_SLICES).every((micros, i) => {
-    const before = slices[slices.length - WARMUP_STEADY_SLICES - 1 + i] as number;
-    return Math.abs(micros - before) <= WARMUP_STEADY_WITHIN * before;
-  });
-}
-
 function checkRun(label: string, result: LoadResult, problems: string[]): void {
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0) {
     const statuses = Object.entries(result.refusedByStatus).map(([status, count]) => `${count} × ${status}`);
@@ -522,11 +507,11 @@ async function main(): Promise<void> {
     const collapse = await collapseTrials(setup, problems);
     peakRss.set('gateway', collapse.peakRss);
 
-    log(`\nwarming up, ${WARMUP_SLICE_SECONDS} s at a time, until each target's CPU per request is steady…`);
+    log(`\nwarming up, ${WARMUP.sliceSeconds} s at a time, until each target's CPU per request is steady…`);
     for (const target of targets) {
       const slices: number[] = [];
-      for (let slice = 1; slice <= WARMUP_MAX_SLICES && !steady(slices); slice++) {
-        const { result, cpuMicros } = await measured(target.child, target.run(WARMUP_SLICE_SECONDS));
+      for (let slice = 1; slice <= WARMUP.maxSlices && !steady(slices); slice++) {
+        const { result, cpuMicros } = await measured(target.child, target.run(WARMUP.sliceSeconds));
         checkRun(`warm-up ${target.label}`, result, problems);
         if (cpuMicros === null || result.requests === 0) break;
         slices.push(cpuMicros / result.requests);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { moduleOf, summarizeProfile, workPerRequest } from './profileSummary.js';
-import { median, percentile, sumOfSamples } from './stats.js';
+import { median, percentile, steady, sumOfSamples } from './stats.js';
 
 describe('bench numbers', () => {
   it('takes the median of odd and even counts, unsorted', () => {
@@ -14,6 +14,14 @@ describe('bench numbers', () => {
     assert.equal(percentile(values, 50), 5.5);
     assert.equal(percentile(values, 100), 10);
     assert.ok(Math.abs(percentile(values, 99) - 9.91) < 1e-9);
+  });
+
+  it('calls a warm-up steady once two slices in a row stay within 10 % of the one before', () => {
+    assert.equal(steady([]), false);
+    assert.equal(steady([500, 500]), false, 'two slices are one comparison');
+    assert.equal(steady([2000, 900, 860, 820]), true);
+    assert.equal(steady([2000, 900, 860, 700]), false, 'the last fell by a fifth');
+    assert.equal(steady([900, 990, 1080]), true, 'each within 10 % of its own predecessor');
   });
 
   it('sums the samples of one metric whose labels include the given ones', () => {

@@ -43,3 +43,18 @@ function labelsOf(text: string): Map<string, string> {
   }
   return labels;
 }
+
+/**
+ * Warm-up before measuring: slices of this many seconds until CPU per request is steady (the JIT's
+ * warm-up), at most `maxSlices`; steady is `steadySlices` slices in a row each within `within` of the one before.
+ */
+export const WARMUP = { sliceSeconds: 1, maxSlices: 20, within: 0.1, steadySlices: 2 } as const;
+
+/** Whether the last warm-up slices (CPU µs per request, in order) are steady by WARMUP's rule. */
+export function steady(slices: readonly number[]): boolean {
+  if (slices.length <= WARMUP.steadySlices) return false;
+  return slices.slice(-WARMUP.steadySlices).every((micros, i) => {
+    const before = slices[slices.length - WARMUP.steadySlices - 1 + i] as number;
+    return Math.abs(micros - before) <= WARMUP.within * before;
+  });
+}
