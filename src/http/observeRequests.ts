@@ -49,7 +49,7 @@ export function observeRequests(
     const onClose = () => {
       if (handled || res.writableFinished) record(ctx, started, traceId);
     };
-    res.once('close', onClose);
+    res.on('close', onClose); // once per answer (createHttpServer.ts)
     let failed = false;
     try {
       await next();

@@ -51,7 +51,7 @@ export function installShutdown(options: ShutdownOptions) {
 
   const track = (_req: unknown, res: ServerResponse): void => {
     inFlight.add(res);
-    res.once('close', () => inFlight.delete(res));
+    res.on('close', () => inFlight.delete(res)); // once per answer (createHttpServer.ts)
     // A request arriving on a kept-alive connection during the drain is served, then its connection closes.
     if (run) closeAfterAnswer(res);
   };

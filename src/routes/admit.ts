@@ -72,5 +72,6 @@ export function refundsLimit(status: number): boolean {
 export function whenAnswerEnds(res: ServerResponse, socket: Socket, ended: (written: number | null) => void): void {
   if (res.writableFinished) ended(res.statusCode);
   else if (res.destroyed || socket.destroyed) ended(null);
-  else res.once('close', () => ended(res.writableFinished ? res.statusCode : null));
+  // 'close' comes once per answer (src/http/createHttpServer.ts).
+  else res.on('close', () => ended(res.writableFinished ? res.statusCode : null));
 }
