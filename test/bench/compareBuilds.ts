@@ -7,7 +7,7 @@ import { parseArgs } from 'node:util';
 import { startUpstreams } from './benchChild.js';
 import type { UpstreamsReady } from './childMessages.js';
 import { runLoad } from './load.js';
-import { median, steady, WARMUP } from './stats.js';
+import { median, steady, WARMUP, type WarmupSlice } from './stats.js';
 
 /**
  * Two builds of the gateway side by side, to show that a change made it no worse: each
@@ -108,7 +108,8 @@ async function start(dir: string, upstreams: UpstreamsReady): Promise<Gateway> {
   throw new Error(`${dir}: no /healthz within ${START_TIMEOUT_MS} ms`);
 }
 
-async function measure(gateway: Gateway, key: string, seconds: number): Promise<number> {
+/** The CPU µs per request of `seconds` of load on `gateway`, and how many requests it served. */
+async function measure(gateway: Gateway, key: string, seconds: number): Promise<WarmupSlice> {
   const pid = gateway.child.pid;
   if (pid === undefined) throw new Error(`${gateway.name}: no pid`);
   const before = cpuMicros(pid);
@@ -122,7 +123,7 @@ async function measure(gateway: Gateway, key: string, seconds: number): Promise<
     throw new Error(
       `${gateway.name}: answers outside 2xx ${JSON.stringify(result.refusedByStatus)}, ${result.errors} errors, ${result.timeouts} timeouts`,
     );
-  return (cpuMicros(pid) - before) / result.requests;
+  return { micros: (cpuMicros(pid) - before) / result.requests, requests: result.requests };
 }
 
 const spread = (values: number[]): string => `${Math.min(...values).toFixed(2)}–${Math.max(...values).toFixed(2)}`;
@@ -132,7 +133,7 @@ const spread = (values: number[]): string => `${Math.min(...values).toFixed(2)}�
  * is steady: a cold miss at one connection takes ten seconds or more to reach its steady figure.
  */
 async function warmUp(sides: readonly Gateway[], key: string): Promise<void> {
-  const slices: number[][] = sides.map(() => []);
+  const slices: WarmupSlice[][] = sides.map(() => []);
   for (let slice = 1; slice <= WARMUP.maxSlices && !slices.every(steady); slice++) {
     const micros = TOGETHER ? await Promise.all(sides.map((side) => measure(side, key, WARMUP.sliceSeconds))) : [];
     for (const [i, side] of sides.entries())
@@ -141,7 +142,7 @@ async function warmUp(sides: readonly Gateway[], key: string): Promise<void> {
   for (const [i, side] of sides.entries()) {
     const trail = slices[i] ?? [];
     console.log(
-      `warm-up ${'AB'[i]} ${side.name}: ${trail.map((micros) => micros.toFixed(0)).join(' → ')} µs per request${steady(trail) ? '' : ' (not steady)'}`,
+      `warm-up ${'AB'[i]} ${side.name}: ${trail.map((slice) => slice.micros.toFixed(0)).join(' → ')} µs per request${steady(trail) ? '' : ' (not steady)'}`,
     );
   }
 }
@@ -170,7 +171,7 @@ try {
       ? await Promise.all(order.map((side) => measure(gateways[side] as Gateway, key, SECONDS)))
       : [];
     for (const [at, side] of order.entries()) {
-      const micros = results[at] ?? (await measure(gateways[side] as Gateway, key, SECONDS));
+      const micros = (results[at] ?? (await measure(gateways[side] as Gateway, key, SECONDS))).micros;
       perRequest[side].push(micros);
       console.log(`round ${round + 1}/${ROUNDS} ${'AB'[side]}: ${micros.toFixed(1)} µs of CPU per request`);
     }

@@ -28,7 +28,7 @@ import {
 } from './profileSummary.js';
 import { type BenchFigures, type ColdFloor, connectionsLabel, markdownTable, verdicts } from './report.js';
 import { sofaPath } from './sofaServer.js';
-import { median, percentile, steady, sumOfSamples, WARMUP } from './stats.js';
+import { median, percentile, steady, sumOfSamples, WARMUP, type WarmupSlice } from './stats.js';
 
 /**
  * `npm run bench`: how close the gateway runs to what it cannot beat (issue 7).
@@ -509,14 +509,14 @@ async function main(): Promise<void> {
 
     log(`\nwarming up, ${WARMUP.sliceSeconds} s at a time, until each target's CPU per request is steady…`);
     for (const target of targets) {
-      const slices: number[] = [];
+      const slices: WarmupSlice[] = [];
       for (let slice = 1; slice <= WARMUP.maxSlices && !steady(slices); slice++) {
         const { result, cpuMicros } = await measured(target.child, target.run(WARMUP.sliceSeconds));
         checkRun(`warm-up ${target.label}`, result, problems);
         if (cpuMicros === null || result.requests === 0) break;
-        slices.push(cpuMicros / result.requests);
+        slices.push({ micros: cpuMicros / result.requests, requests: result.requests });
       }
-      const trail = slices.map((micros) => micros.toFixed(0)).join(' → ');
+      const trail = slices.map((slice) => slice.micros.toFixed(0)).join(' → ');
       log(
         `  ${target.label.padEnd(labelWidth)} ${trail} µs/req${steady(slices) ? '' : ' (not steady: machine busy?)'}`,
       );

@@ -45,16 +45,25 @@ function labelsOf(text: string): Map<string, string> {
 }
 
 /**
- * Warm-up before measuring: slices of this many seconds until CPU per request is steady (the JIT's
- * warm-up), at most `maxSlices`; steady is `steadySlices` slices in a row each within `within` of the one before.
+ * Warm-up before measuring: slices of this many seconds until CPU per request is steady, at most `maxSlices`.
+ * Steady is at least `minRequests` requests served, then `steadySlices` slices in a row each within `within`
+ * of the one before. The JIT optimizes by calls, not seconds: a cold miss at one connection (under a thousand
+ * requests a second) can level off for a few one-second slices at twice its steady figure, still optimizing.
  */
-export const WARMUP = { sliceSeconds: 1, maxSlices: 20, within: 0.1, steadySlices: 2 } as const;
+export const WARMUP = { sliceSeconds: 1, minRequests: 15_000, maxSlices: 40, within: 0.1, steadySlices: 2 } as const;
 
-/** Whether the last warm-up slices (CPU µs per request, in order) are steady by WARMUP's rule. */
-export function steady(slices: readonly number[]): boolean {
+/** One warm-up slice: the CPU µs per request it measured, and how many requests it served. */
+export interface WarmupSlice {
+  readonly micros: number;
+  readonly requests: number;
+}
+
+/** Whether the warm-up slices so far (in order) are steady by WARMUP's rule. */
+export function steady(slices: readonly WarmupSlice[]): boolean {
   if (slices.length <= WARMUP.steadySlices) return false;
-  return slices.slice(-WARMUP.steadySlices).every((micros, i) => {
-    const before = slices[slices.length - WARMUP.steadySlices - 1 + i] as number;
-    return Math.abs(micros - before) <= WARMUP.within * before;
+  if (slices.reduce((sum, slice) => sum + slice.requests, 0) < WARMUP.minRequests) return false;
+  return slices.slice(-WARMUP.steadySlices).every((slice, i) => {
+    const before = (slices[slices.length - WARMUP.steadySlices - 1 + i] as WarmupSlice).micros;
+    return Math.abs(slice.micros - before) <= WARMUP.within * before;
   });
 }
