@@ -58,6 +58,11 @@ const COLD = connectionsLabel(COLD_CONNECTIONS);
 /** Cold goodput beside SOFA's is compared with this many connections, calls overlapping (issue 38). */
 const MANY_COLD_CONNECTIONS = 50;
 const MANY_COLD = connectionsLabel(MANY_COLD_CONNECTIONS);
+/**
+ * Unmeasured load on each target just before each of its rounds. Idle while the others ran (about a minute), a
+ * target comes back slower: a cold miss measured 993 µs in its first round against 531 at the end of its warm-up.
+ */
+const ROUND_SETTLE_SECONDS = 1;
 const COLLAPSE_CONCURRENCY = 100;
 const COLLAPSE_TRIALS = 5;
 const MEMORY_SAMPLE_MS = 200;
@@ -528,6 +533,9 @@ async function main(): Promise<void> {
       // Each round starts one target later, so no target always runs first (or last).
       const order = targets.map((_, i) => targets[(i + round - 1) % targets.length] as Target);
       for (const target of order) {
+        const settle = await target.run(ROUND_SETTLE_SECONDS);
+        checkRun(`round ${round} ${target.label} (settling)`, settle, problems);
+        if (target.id === 'gateway') gatewayWarmRequests += settle.requests;
         const { result, peakRss: rss, cpuMicros, loopActiveMs } = await measured(target.child, target.run(SECONDS));
         checkRun(`round ${round} ${target.label}`, result, problems);
         peakRss.set(target.id, Math.max(peakRss.get(target.id) ?? 0, rss));
