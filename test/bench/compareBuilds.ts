@@ -135,9 +135,9 @@ const spread = (values: number[]): string => `${Math.min(...values).toFixed(2)}â
 async function warmUp(sides: readonly Gateway[], key: string): Promise<void> {
   const slices: WarmupSlice[][] = sides.map(() => []);
   for (let slice = 1; slice <= WARMUP.maxSlices && !slices.every(steady); slice++) {
-    const micros = TOGETHER ? await Promise.all(sides.map((side) => measure(side, key, WARMUP.sliceSeconds))) : [];
+    const together = TOGETHER ? await Promise.all(sides.map((side) => measure(side, key, WARMUP.sliceSeconds))) : [];
     for (const [i, side] of sides.entries())
-      slices[i]?.push(micros[i] ?? (await measure(side, key, WARMUP.sliceSeconds)));
+      slices[i]?.push(together[i] ?? (await measure(side, key, WARMUP.sliceSeconds)));
   }
   for (const [i, side] of sides.entries()) {
     const trail = slices[i] ?? [];
